@@ -1,0 +1,26 @@
+// Package scheduler is sharetree's fair-share engine: a pure, deterministic
+// function from a pool tree, the cluster's resources, the operations with
+// their demand and usage, the previous engine state and the time, to every
+// element's fair share, guarantees, integral volumes, starvation status and
+// the classification of running jobs.
+//
+// The package performs no I/O: it does not read the clock, log, talk to NATS
+// or start goroutines. The running scheduler, the what-if calculator and the
+// simulator all call [Update]; the same inputs always give the same outputs.
+//
+// The algorithm is the vector hierarchical dominant-resource fairness of the
+// YTsaurus scheduler (see docs/CONCEPTS.md and the reference in
+// ../shared/reference): strong guarantees inferred through the tree's main
+// resource and fitted into their parents with one scalar, burst and relaxed
+// integral guarantees fed by accumulated resource volumes, and a
+// weight-proportional distribution of the rest built from monotone
+// piecewise-linear "fit factor" functions evaluated left-continuously.
+//
+// Pipeline of one [Update]:
+//
+//	validate → build element tree → infer strong guarantees → attributes
+//	(demand, usage, limits, ratios) → integral volumes (refill, consume,
+//	overflow) → adjust guarantees (overcommit, limits, fitting) → burst
+//	grants → relaxed grants → fit-factor functions → top-down distribution →
+//	root normalisation → weights, detailed split, starvation.
+package scheduler

@@ -1,0 +1,195 @@
+package scheduler
+
+import "math"
+
+// computeWeights sets every element's effective weight: explicit, or
+// inferred from guarantee shares when the tree sets the multiplier, or 1.
+func (t *tree) computeWeights() {
+	m := t.cfg.InferWeightFromGuaranteesShareMultiplier
+	for i, e := range t.elements {
+		if i == 0 {
+			e.weight = 1
+			continue
+		}
+		var explicit *float64
+		if e.pool != nil {
+			explicit = e.pool.Weight
+		} else {
+			explicit = e.op.Weight
+		}
+		switch {
+		case explicit != nil:
+			e.weight = *explicit
+		case m != nil:
+			p := t.elements[e.parent]
+			own := e.sgs.MaxComponent() + e.totalFlowRatio
+			parent := p.sgs.MaxComponent() + p.totalFlowRatio
+			if own < epsilon || parent < epsilon {
+				e.weight = 1
+			} else {
+				e.weight = own * *m / parent
+			}
+		default:
+			e.weight = 1
+		}
+	}
+}
+
+// childScales returns, for a fair_share pool, each child's suggestion scale
+// w_c / w_min, where w_min is the smallest child weight above epsilon; a
+// child with a weight at or below epsilon gets 0.
+func (t *tree) childScales(e *element) []float64 {
+	wmin := math.Inf(1)
+	for _, c := range e.children {
+		if w := t.elements[c].weight; w > epsilon {
+			wmin = math.Min(wmin, w)
+		}
+	}
+	scales := make([]float64, len(e.children))
+	for k, c := range e.children {
+		if w := t.elements[c].weight; w > epsilon {
+			scales[k] = w / wmin
+		}
+	}
+	return scales
+}
+
+func (t *tree) isFIFO(e *element) bool {
+	return e.kind == KindPool && e.pool.Mode == ModeFIFO
+}
+
+// prepare builds the fit-factor functions of element i and of every
+// descendant that has none yet (functions already built are reused).
+func (t *tree) prepare(i int) {
+	e := t.elements[i]
+	if e.prepared {
+		return
+	}
+	for _, c := range e.children {
+		t.prepare(c)
+	}
+	switch {
+	case e.kind == KindOperation:
+		gang := e.op.IsGang && t.cfg.EnableStepFunctionForGangOperations
+		e.fnF = operationFunc(e.usageShare, e.demandShare, gang)
+	case t.isFIFO(e):
+		fns := make([]vfunc, len(e.children))
+		for k, c := range e.children {
+			fns[k] = t.elements[c].fnS
+		}
+		e.fnF = concatFIFO(fns)
+	case len(e.children) == 0:
+		e.fnF = constV(0, 1, Share{})
+	default:
+		scales := t.childScales(e)
+		terms := make([]scaledChild, len(e.children))
+		for k, c := range e.children {
+			terms[k] = scaledChild{fn: t.elements[c].fnS, scale: scales[k]}
+		}
+		e.fnF = sumScaled(terms)
+	}
+	e.fnM, e.fnS = suggestionFunctions(e.fnF, e.sgs.Add(e.pis), e.limitsShare)
+	e.prepared = true
+}
+
+// reset discards element i's own functions (descendants keep theirs).
+func (t *tree) reset(i int) {
+	e := t.elements[i]
+	e.fnF, e.fnM, e.fnS, e.prepared = nil, nil, nil, false
+}
+
+// childSuggestions maps a pool's fit factor to its children's suggestions.
+func (t *tree) childSuggestions(e *element, f float64, scales []float64, out []float64) {
+	if t.isFIFO(e) {
+		whole := math.Floor(f)
+		for k := range e.children {
+			switch {
+			case float64(k) < whole:
+				out[k] = 1
+			case float64(k) == whole:
+				out[k] = f - whole
+			default:
+				out[k] = 0
+			}
+		}
+		return
+	}
+	for k := range e.children {
+		out[k] = math.Min(1, f*scales[k])
+	}
+}
+
+// distribute hands element i its fair share for suggestion s and recurses:
+// the element's fit factor M(s) becomes its children's suggestions. If
+// rounding makes the children's shares exceed the element's, the largest fit
+// factor at which they fit is used instead.
+func (t *tree) distribute(i int, s float64) {
+	e := t.elements[i]
+	total := e.fnS.at(s)
+	e.fairShare = total
+	if e.kind == KindOperation || len(e.children) == 0 {
+		return
+	}
+	f := e.fnM.at(s)
+	var scales []float64
+	if !t.isFIFO(e) {
+		scales = t.childScales(e)
+	}
+	sugg := make([]float64, len(e.children))
+	sumAt := func(f float64) Share {
+		t.childSuggestions(e, f, scales, sugg)
+		var sum Share
+		for k, c := range e.children {
+			sum = sum.Add(t.elements[c].fnS.at(sugg[k]))
+		}
+		return sum
+	}
+	bound := total.AddScalar(epsilon)
+	if !bound.Dominates(sumAt(f)) {
+		lo, hi := e.fnF.lo(), f
+		for range 64 {
+			mid := (lo + hi) / 2
+			if bound.Dominates(sumAt(mid)) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		f = lo
+	}
+	t.childSuggestions(e, f, scales, sugg)
+	for k, c := range e.children {
+		t.distribute(c, sugg[k])
+	}
+}
+
+// splitFairShares computes the detailed split of every element's fair share
+// and normalises the root: its total is the sum of its children's.
+func (t *tree) splitFairShares() {
+	for i := len(t.elements) - 1; i >= 1; i-- {
+		e := t.elements[i]
+		e.detailed = splitShare(e.fairShare, e.sgs, e.pis)
+	}
+	root := t.elements[0]
+	var total, sg Share
+	for _, c := range root.children {
+		ce := t.elements[c]
+		total = total.Add(ce.fairShare)
+		sg = sg.Add(ce.detailed.StrongGuarantee)
+	}
+	root.fairShare = total
+	ig := total.Sub(sg).Min(root.pis).ClampZero()
+	root.detailed = DetailedShare{
+		StrongGuarantee:    sg,
+		IntegralGuarantee:  ig,
+		WeightProportional: total.Sub(sg).Sub(ig).ClampZero(),
+		Total:              total,
+	}
+}
+
+func splitShare(total, sgs, pis Share) DetailedShare {
+	sg := total.Min(sgs).ClampZero()
+	ig := total.Sub(sg).Min(pis).ClampZero()
+	wp := total.Sub(sg).Sub(ig).ClampZero()
+	return DetailedShare{StrongGuarantee: sg, IntegralGuarantee: ig, WeightProportional: wp, Total: total}
+}

@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+)
+
+// inferStrongGuarantees computes every pool's effective strong guarantee
+// resources top-down: explicit values are kept; a resource a pool does not
+// set (other than the main resource) is inferred as
+// (pool main / parent main) × parent's effective value, scaled down under a
+// non-root parent when the inferred values exceed what explicit siblings
+// leave, and stored as resources (integers truncate, cpu rounds to 0.01).
+func (t *tree) inferStrongGuarantees() {
+	main := t.cfg.MainResource
+	root := t.elements[0]
+	root.effectiveSG = t.total
+	for i, e := range t.elements {
+		if e.kind == KindOperation {
+			continue
+		}
+		var pools []*element
+		for _, c := range e.children {
+			if ce := t.elements[c]; ce.kind == KindPool {
+				pools = append(pools, ce)
+			}
+		}
+		if len(pools) == 0 {
+			continue
+		}
+		parentSG := e.effectiveSG
+		for _, c := range pools {
+			c.effectiveSG = c.pool.StrongGuaranteeResources.OrZero()
+		}
+		for r := range NumResources {
+			rt := ResourceType(r)
+			if rt == main {
+				continue
+			}
+			explicitSum, implicitSum := 0.0, 0.0
+			implicit := make([]float64, len(pools))
+			for k, c := range pools {
+				sg := c.pool.StrongGuaranteeResources
+				if sg.Set.Has(rt) {
+					explicitSum += sg.Values[r]
+					continue
+				}
+				childMain := 0.0
+				if sg.Set.Has(main) {
+					childMain = sg.Values[main]
+				}
+				if parentSG[main] > 0 {
+					implicit[k] = childMain / parentSG[main] * parentSG[r]
+				}
+				implicitSum += implicit[k]
+			}
+			scale := 1.0
+			if i != 0 {
+				residual := math.Max(parentSG[r]-explicitSum, 0)
+				if implicitSum > residual {
+					scale = residual / implicitSum
+				}
+			}
+			for k, c := range pools {
+				if c.pool.StrongGuaranteeResources.Set.Has(rt) {
+					continue
+				}
+				c.effectiveSG[r] = storeResource(rt, implicit[k]*scale)
+			}
+		}
+	}
+	for _, e := range t.elements {
+		if e.kind == KindPool {
+			e.sgs = e.effectiveSG.ShareOf(t.total)
+		}
+	}
+}
+
+// storeResource stores a computed amount into a resource field: integer
+// resources truncate toward zero, cpu rounds to 0.01. A relative nudge of
+// 1e-9 keeps values such as 99.99999999999999 (meant as 100) from truncating
+// down.
+func storeResource(r ResourceType, v float64) float64 {
+	if r == CPU {
+		return math.Round(v*100) / 100
+	}
+	return math.Trunc(v + 1e-9*math.Max(1, math.Abs(v)))
+}
+
+// adjustGuarantees validates the root's guarantees against the cluster
+// (raising overcommit alerts and scaling strong and burst guarantees down
+// together when they exceed it), then fits every pool's strong guarantee
+// share into its parent's, top-down, with one scalar for all children and all
+// resources.
+func (t *tree) adjustGuarantees(burst []int) []Alert {
+	var alerts []Alert
+	root := t.elements[0]
+	var rootSGS Share
+	var strongSum Resources
+	for _, c := range root.children {
+		if ce := t.elements[c]; ce.kind == KindPool {
+			rootSGS = rootSGS.Add(ce.sgs)
+			strongSum = strongSum.Add(ce.effectiveSG)
+		}
+	}
+	flow := t.total.Scale(root.totalFlowRatio).Round()
+	if r, over := exceeds(strongSum.Add(flow), t.total); over {
+		alerts = append(alerts, Alert{Code: AlertGuaranteesOvercommit, Message: fmt.Sprintf(
+			"strong guarantees (%s) plus integral resource flows (%s) of the root's pools exceed the cluster in %s (%g > %g)",
+			strongSum, flow, r, strongSum[r]+flow[r], t.total[r])})
+	}
+	burstAbs := t.total.Scale(root.totalBurstRatio).Round()
+	if r, over := exceeds(strongSum.Add(burstAbs), t.total); over {
+		burstSum := 0.0
+		for _, b := range burst {
+			burstSum += t.elements[b].burstRatio
+		}
+		x := 1.0
+		for k := range NumResources {
+			if t.total[k] > 0 {
+				if v := rootSGS[k] + burstSum; v > 1 {
+					x = math.Min(x, 1/v)
+				}
+			}
+		}
+		alerts = append(alerts, Alert{Code: AlertGuaranteesOvercommit, Message: fmt.Sprintf(
+			"strong guarantees (%s) plus burst guarantees (%s) of the root's pools exceed the cluster in %s (%g > %g); strong and burst guarantees are scaled by %.6g",
+			strongSum, burstAbs, r, strongSum[r]+burstAbs[r], t.total[r], x)})
+		rootSGS = rootSGS.Scale(x)
+		for _, b := range burst {
+			t.elements[b].burstRatio *= x
+		}
+	}
+	root.sgs = rootSGS
+	t.fitStrongGuarantees(0)
+	return alerts
+}
+
+// exceeds reports the first resource in which a exceeds b (beyond rounding).
+func exceeds(a, b Resources) (ResourceType, bool) {
+	for r := range a {
+		if a[r] > b[r]+1e-9*math.Max(1, b[r]) {
+			return ResourceType(r), true
+		}
+	}
+	return 0, false
+}
+
+func (t *tree) fitStrongGuarantees(i int) {
+	e := t.elements[i]
+	e.sgs = e.sgs.Min(e.limitsShare)
+	var sum Share
+	for _, c := range e.children {
+		sum = sum.Add(t.elements[c].sgs)
+	}
+	x := 1.0
+	for r := range sum {
+		if sum[r] > e.sgs[r] {
+			x = math.Min(x, math.Max(e.sgs[r], 0)/sum[r])
+		}
+	}
+	for _, c := range e.children {
+		ce := t.elements[c]
+		if x < 1 {
+			ce.sgs = ce.sgs.Scale(x)
+		}
+		if ce.kind == KindPool {
+			t.fitStrongGuarantees(c)
+		}
+	}
+}

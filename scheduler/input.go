@@ -1,0 +1,185 @@
+package scheduler
+
+import (
+	"fmt"
+	"time"
+)
+
+// Node is one exec node of the tree: its resources and tags. Nodes matter for
+// per-node shape (the best allocation share of an operation).
+type Node struct {
+	ID        NodeID
+	Resources Resources
+	Tags      []string
+}
+
+// Cluster is what the tree schedules on: the total resources of its nodes,
+// and, when known, the nodes themselves.
+type Cluster struct {
+	// Total is the sum of the nodes' resources (or the given total when Nodes
+	// is empty).
+	Total Resources
+	// Nodes, when not empty, lets the engine limit operations by how many of
+	// their jobs fit on the nodes (best allocation share).
+	Nodes []Node
+}
+
+// NewClusterFromNodes builds a Cluster whose total is the sum of the nodes.
+func NewClusterFromNodes(nodes []Node) Cluster {
+	var total Resources
+	for _, n := range nodes {
+		total = total.Add(n.Resources)
+	}
+	return Cluster{Total: total, Nodes: nodes}
+}
+
+// Job is one running job of an operation, as the preemptible classification
+// sees it.
+type Job struct {
+	// ID names the job within its operation (for reporting).
+	ID string
+	// Usage is the job's resource usage.
+	Usage Resources
+	// StartTime orders the operation's jobs: classification walks them from
+	// the oldest.
+	StartTime time.Time
+}
+
+// Operation is one running operation as the engine sees it.
+type Operation struct {
+	// ID is unique in the cluster.
+	ID OperationID
+	// Pool is the operation's pool; "" is the root.
+	Pool PoolID
+	// Weight: nil is 1.
+	Weight *float64
+	// StartTime orders operations in fifo pools.
+	StartTime time.Time
+	// Demand: everything the operation wants (usage plus pending jobs).
+	Demand Resources
+	// Usage: what its running jobs hold now.
+	Usage Resources
+	// ResourceLimits: absent resources are unlimited.
+	ResourceLimits PartialResources
+	// JobResources: the resources of one job, used with the nodes' shapes to
+	// compute the best allocation share. Zero: no per-node limit.
+	JobResources Resources
+	// PendingJobCount: jobs waiting to start (orders fifo pools with
+	// pending_job_count and scales starvation timeouts).
+	PendingJobCount int
+	// IsGang: a gang gets its whole demand or nothing (when the tree enables
+	// the step function for gangs).
+	IsGang bool
+	// Unschedulable: the operation cannot start jobs now; it is never below
+	// its fair share.
+	Unschedulable bool
+	// FairShareStarvationTolerance can only lower the inherited value.
+	FairShareStarvationTolerance *float64
+	// FairShareStarvationTimeout can only raise the inherited value.
+	FairShareStarvationTimeout *time.Duration
+	// NonPreemptibleResourceUsageThreshold can only lower the inherited
+	// threshold, per resource.
+	NonPreemptibleResourceUsageThreshold *PartialResources
+	// Jobs are the running jobs, for the preemptible classification. Empty:
+	// no classification is reported.
+	Jobs []Job
+}
+
+// Validate checks one operation on its own.
+func (o *Operation) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: operation %q %s: %s", ErrInvalidOperation, o.ID, field, fmt.Sprintf(format, args...))
+	}
+	if o.ID == "" {
+		return fmt.Errorf("%w: operation id is empty", ErrInvalidOperation)
+	}
+	if w := o.Weight; w != nil && (!finite(*w) || *w < MinWeight || *w > MaxWeight) {
+		return bad("weight", "must be a finite number in [%g, %g], got %g", MinWeight, MaxWeight, *w)
+	}
+	for r := range NumResources {
+		name := ResourceType(r).String()
+		if v := o.Demand[r]; !finite(v) || v < 0 {
+			return bad("demand", "%s must be a finite number >= 0, got %g", name, v)
+		}
+		if v := o.Usage[r]; !finite(v) || v < 0 {
+			return bad("usage", "%s must be a finite number >= 0, got %g", name, v)
+		}
+		if v := o.JobResources[r]; !finite(v) || v < 0 {
+			return bad("job_resources", "%s must be a finite number >= 0, got %g", name, v)
+		}
+	}
+	if err := validResources(o.ResourceLimits); err != nil {
+		return bad("resource_limits", "%v", err)
+	}
+	if o.PendingJobCount < 0 {
+		return bad("pending_job_count", "must be >= 0, got %d", o.PendingJobCount)
+	}
+	if t := o.FairShareStarvationTolerance; t != nil && (!finite(*t) || *t < 0 || *t > 1) {
+		return bad("fair_share_starvation_tolerance", "must be in [0, 1], got %g", *t)
+	}
+	if t := o.FairShareStarvationTimeout; t != nil && *t < 0 {
+		return bad("fair_share_starvation_timeout", "must be >= 0, got %s", *t)
+	}
+	if t := o.NonPreemptibleResourceUsageThreshold; t != nil {
+		if err := validResources(*t); err != nil {
+			return bad("non_preemptible_resource_usage_threshold", "%v", err)
+		}
+	}
+	for i, j := range o.Jobs {
+		for r := range NumResources {
+			if v := j.Usage[r]; !finite(v) || v < 0 {
+				return bad(fmt.Sprintf("jobs[%d].usage", i), "%s must be a finite number >= 0, got %g", ResourceType(r), v)
+			}
+		}
+	}
+	return nil
+}
+
+// Snapshot is everything one fair-share update reads. The engine never
+// modifies it.
+type Snapshot struct {
+	// Now is the time of this update.
+	Now time.Time
+	// Cluster is the tree's resources.
+	Cluster Cluster
+	// Tree is the tree's configuration.
+	Tree TreeConfig
+	// Pools are the tree's pools, in any order; sibling order (burst priority
+	// and report order) is the order in this slice.
+	Pools []PoolConfig
+	// Operations are the running operations (pending ones take no share).
+	Operations []Operation
+}
+
+// PoolState is what the engine carries from one update to the next for one
+// pool.
+type PoolState struct {
+	// AccumulatedVolume is the integral pool's volume, resource*seconds.
+	AccumulatedVolume Resources
+	// LastIntegralShareRatio is the integral share granted at the previous
+	// update; the volume is consumed by it.
+	LastIntegralShareRatio float64
+	// BelowFairShareSince is when the pool went below its fair share; zero
+	// when it is not.
+	BelowFairShareSince time.Time
+}
+
+// OperationState is what the engine carries from one update to the next for
+// one operation.
+type OperationState struct {
+	// BelowFairShareSince is when the operation went below its fair share;
+	// zero when it is not.
+	BelowFairShareSince time.Time
+}
+
+// State is the engine's memory between updates. The zero value is the state
+// before the first update.
+type State struct {
+	// LastUpdate is the time of the previous update; zero before the first.
+	// Volumes refill only when it is set.
+	LastUpdate time.Time
+	// Pools holds per-pool state by pool name.
+	Pools map[PoolID]PoolState
+	// Operations holds per-operation state by id.
+	Operations map[OperationID]OperationState
+}

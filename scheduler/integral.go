@@ -1,0 +1,317 @@
+package scheduler
+
+import (
+	"math"
+	"slices"
+)
+
+// integralLists returns the burst and relaxed pools in depth-first pre-order
+// (the burst priority order).
+func (t *tree) integralLists() (burst, relaxed []int) {
+	for i, e := range t.elements {
+		if e.kind != KindPool {
+			continue
+		}
+		switch e.integral {
+		case GuaranteeBurst:
+			burst = append(burst, i)
+		case GuaranteeRelaxed:
+			relaxed = append(relaxed, i)
+		}
+	}
+	return burst, relaxed
+}
+
+// updateVolumes refills every integral pool's volume by its flow and consumes
+// the integral share granted at the previous update, over dt seconds. The
+// capacity is round(total × flow ratio) × saturation period, but a capacity
+// below the existing volume never destroys it. What overflows may be handed
+// to hungry siblings (free volume distribution).
+func (t *tree) updateVolumes(pools []int, dt float64) {
+	if t.total.IsZero() {
+		return
+	}
+	satSeconds := t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()
+	for _, i := range pools {
+		e := t.elements[i]
+		e.hasVolumeAccounting = true
+		e.capacity = t.total.Scale(e.flowRatio).Round().Scale(satSeconds)
+		for r := range NumResources {
+			old := e.volume[r]
+			v := old + t.total[r]*dt*e.flowRatio - t.total[r]*dt*e.lastShareRatio
+			v = math.Max(v, 0)
+			upper := math.Max(old, e.capacity[r])
+			e.overflow[r] = math.Max(v-upper, 0)
+			if e.canAcceptFreeVolume {
+				e.acceptable[r] = math.Max(e.capacity[r]-v, 0)
+			}
+			e.volume[r] = math.Min(v, upper)
+		}
+	}
+	if t.anyDistributes() {
+		t.collectFreeVolume(0)
+		t.distributeFreeVolume(0, Resources{})
+	}
+	for _, i := range pools {
+		e := t.elements[i]
+		e.volume[CPU] = math.Round(e.volume[CPU]*100) / 100
+	}
+}
+
+func (t *tree) anyDistributes() bool {
+	for _, e := range t.elements {
+		if e.kind == KindPool && e.integral == GuaranteeNone && e.distributeFreeVolume {
+			return true
+		}
+	}
+	return false
+}
+
+// collectFreeVolume computes, bottom-up over non-integral pools, what their
+// child pools overflow beyond what siblings can accept (the pool's own
+// overflow) and what they can still accept.
+func (t *tree) collectFreeVolume(i int) {
+	e := t.elements[i]
+	if e.kind == KindPool && e.integral != GuaranteeNone {
+		return
+	}
+	var overflow, acceptable Resources
+	for _, c := range e.children {
+		ce := t.elements[c]
+		if ce.kind != KindPool {
+			continue
+		}
+		t.collectFreeVolume(c)
+		overflow = overflow.Add(ce.overflow)
+		acceptable = acceptable.Add(ce.acceptable)
+	}
+	e.childrenOverflow = overflow
+	for r := range NumResources {
+		diff := overflow[r] - acceptable[r]
+		if diff > 0 {
+			e.overflow[r], e.acceptable[r] = diff, 0
+		} else {
+			e.overflow[r] = 0
+			if e.kind == KindRoot || e.canAcceptFreeVolume {
+				e.acceptable[r] = -diff
+			} else {
+				e.acceptable[r] = 0
+			}
+		}
+	}
+}
+
+// distributeFreeVolume hands free volume down: an integral pool adds what it
+// accepted to its volume; a distributing non-integral pool water-fills its
+// accepted volume plus its children's overflow among hungry child pools,
+// weighted by their total flow ratios. The root never distributes.
+func (t *tree) distributeFreeVolume(i int, accepted Resources) {
+	e := t.elements[i]
+	if e.kind == KindPool && e.integral != GuaranteeNone {
+		e.acceptedFreeVolume = accepted
+		e.volume = e.volume.Add(accepted)
+		return
+	}
+	var pools []int
+	for _, c := range e.children {
+		if t.elements[c].kind == KindPool {
+			pools = append(pools, c)
+		}
+	}
+	given := make([]Resources, len(pools))
+	if e.kind == KindPool && e.distributeFreeVolume {
+		free := accepted.Add(e.childrenOverflow)
+		for r := range NumResources {
+			if free[r] > 0 {
+				waterFill(t, pools, r, free[r], given)
+			}
+		}
+	}
+	for k, c := range pools {
+		t.distributeFreeVolume(c, given[k])
+	}
+}
+
+func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
+	type hungry struct {
+		k      int
+		accept float64
+		weight float64
+	}
+	var hs []hungry
+	sumW := 0.0
+	for k, c := range pools {
+		ce := t.elements[c]
+		if ce.acceptable[r] > epsilon && ce.totalFlowRatio > epsilon {
+			hs = append(hs, hungry{k, ce.acceptable[r], ce.totalFlowRatio})
+			sumW += ce.totalFlowRatio
+		}
+	}
+	slices.SortStableFunc(hs, func(a, b hungry) int {
+		ra, rb := a.accept/a.weight, b.accept/b.weight
+		switch {
+		case ra < rb:
+			return -1
+		case ra > rb:
+			return 1
+		}
+		return a.k - b.k
+	})
+	for i, h := range hs {
+		part := free * h.weight / sumW
+		if part >= h.accept {
+			given[h.k][r] += h.accept
+			free -= h.accept
+			sumW -= h.weight
+			continue
+		}
+		for _, rest := range hs[i:] {
+			given[rest.k][r] += free * rest.weight / sumW
+		}
+		return
+	}
+}
+
+// ratioByVolume is the constant share that would consume the pool's volume in
+// one smooth period.
+func (t *tree) ratioByVolume(e *element) float64 {
+	return minRatio(e.volume, t.total) / t.cfg.Integral.SmoothPeriod.Seconds()
+}
+
+// hierarchicalAvailable is min over e and its non-root ancestors of
+// limits − (strong guarantee + integral share), at least 0.
+func (t *tree) hierarchicalAvailable(i int) Share {
+	var out Share
+	for r := range out {
+		out[r] = math.Inf(1)
+	}
+	for ; i > 0; i = t.elements[i].parent {
+		a := t.elements[i]
+		out = out.Min(a.limitsShare.Sub(a.sgs.Add(a.pis)))
+	}
+	return out.ClampZero()
+}
+
+// shaveToLimit returns v lowered, if needed, so that sgs + v stays within
+// limits despite rounding.
+func shaveToLimit(v, sgs, limits Share) Share {
+	for r := range v {
+		for k := 0; k < 4 && sgs[r]+v[r] > limits[r] && v[r] > 0; k++ {
+			v[r] = math.Max(0, math.Nextafter(math.Min(v[r], limits[r]-sgs[r]), math.Inf(-1)))
+		}
+	}
+	return v
+}
+
+// addIntegralShare adds a grant to the proposed integral share of i and every
+// ancestor; non-root elements stay within their limits, the root may be
+// overcommitted.
+func (t *tree) addIntegralShare(i int, grant Share) {
+	for ; i >= 0; i = t.elements[i].parent {
+		e := t.elements[i]
+		e.pis = e.pis.Add(grant)
+		if i > 0 {
+			e.pis = shaveToLimit(e.pis.Min(e.limitsShare.Sub(e.sgs).ClampZero()), e.sgs, e.limitsShare)
+		}
+	}
+}
+
+// grantBurst serves burst pools in depth-first order: each gets what its
+// guarantees alone buy with its burst ratio (capped by its volume and the
+// room its ancestors have) as an integral share, pushed up to its ancestors
+// before the next pool is served.
+func (t *tree) grantBurst(burst []int) {
+	for _, i := range burst {
+		e := t.elements[i]
+		x := math.Min(e.burstRatio, t.ratioByVolume(e))
+		var proposed Share
+		for r := range proposed {
+			proposed[r] = x
+		}
+		proposed = proposed.Min(t.hierarchicalAvailable(i)).ClampZero()
+		proposed = shaveToLimit(proposed, e.sgs, e.limitsShare)
+		e.pis = proposed
+		t.prepare(i)
+		integral := e.fnS.at(0).Sub(e.sgs).ClampZero()
+		t.reset(i)
+		e.pis = Share{}
+		t.addIntegralShare(i, integral)
+		e.lastShareRatio = integral.MaxComponent()
+	}
+}
+
+// grantRelaxed shares what guarantees leave free among relaxed pools,
+// weighted by their volume ratios, each capped by its volume and by the
+// multiplier × its flow ratio.
+func (t *tree) grantRelaxed(relaxed []int) {
+	root := t.elements[0]
+	var used Share
+	for _, c := range root.children {
+		ce := t.elements[c]
+		used = used.Add(ce.sgs.Add(ce.pis).Min(ce.demandShare))
+	}
+	var available Share
+	for r := range available {
+		available[r] = math.Max(1-used[r], 0)
+	}
+	type candidate struct {
+		i      int
+		ratio  float64
+		weight float64
+		saved  Share
+	}
+	var cands []candidate
+	minRatioV := math.Inf(1)
+	for _, i := range relaxed {
+		e := t.elements[i]
+		ratio := t.ratioByVolume(e)
+		if ratio <= 0 {
+			continue
+		}
+		mult := t.cfg.Integral.RelaxedShareMultiplierLimit
+		if m := e.pool.IntegralGuarantees.RelaxedShareMultiplierLimit; m != nil {
+			mult = *m
+		}
+		saved := e.limitsShare
+		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(math.Min(ratio, mult*e.flowRatio)))
+		t.prepare(i)
+		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved})
+		minRatioV = math.Min(minRatioV, ratio)
+	}
+	if len(cands) == 0 {
+		return
+	}
+	for k := range cands {
+		cands[k].weight = cands[k].ratio / minRatioV
+	}
+	grants := func(x float64) Share {
+		var sum Share
+		for _, c := range cands {
+			e := t.elements[c.i]
+			sum = sum.Add(e.fnS.at(math.Min(1, x*c.weight)).Sub(e.sgs).ClampZero())
+		}
+		return sum
+	}
+	lo, hi := 0.0, 1.0
+	if available.Dominates(grants(1)) {
+		lo = 1
+	} else {
+		for range 60 {
+			mid := (lo + hi) / 2
+			if available.Dominates(grants(mid)) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+	}
+	for _, c := range cands {
+		e := t.elements[c.i]
+		integral := e.fnS.at(math.Min(1, lo*c.weight)).Sub(e.sgs).ClampZero()
+		e.limitsShare = c.saved
+		t.reset(c.i)
+		limited := integral.Min(t.hierarchicalAvailable(c.i))
+		t.addIntegralShare(c.i, limited)
+		e.lastShareRatio = limited.MaxComponent()
+	}
+}

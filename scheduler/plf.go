@@ -1,0 +1,127 @@
+package scheduler
+
+import "sort"
+
+// The fair-share update works with monotone (componentwise non-decreasing)
+// piecewise-linear functions that may jump. A function is a list of
+// breakpoints with strictly increasing abscissae; at each breakpoint it keeps
+// the left limit l and the right limit r (equal where the function is
+// continuous), and between breakpoints it is linear from the right limit of
+// the first to the left limit of the second. Evaluation is left-continuous:
+// at a breakpoint it returns the left limit. Beyond the last breakpoint the
+// function stays at the last right limit; before the first, at the first left
+// limit.
+
+// vpoint is a breakpoint of a vector function.
+type vpoint struct {
+	x    float64
+	l, r Share
+}
+
+// vfunc is a vector-valued piecewise-linear function.
+type vfunc []vpoint
+
+// spoint is a breakpoint of a scalar function.
+type spoint struct {
+	x, l, r float64
+}
+
+// sfunc is a scalar piecewise-linear function.
+type sfunc []spoint
+
+func (f vfunc) lo() float64 { return f[0].x }
+func (f vfunc) hi() float64 { return f[len(f)-1].x }
+
+// search returns the first index whose abscissa is >= t.
+func (f vfunc) search(t float64) int {
+	return sort.Search(len(f), func(i int) bool { return f[i].x >= t })
+}
+
+// at evaluates f at t, left-continuously.
+func (f vfunc) at(t float64) Share {
+	return f.atIndex(t, f.search(t))
+}
+
+// atIndex evaluates f at t given i = f.search(t).
+func (f vfunc) atIndex(t float64, i int) Share {
+	if i == len(f) {
+		return f[i-1].r
+	}
+	if f[i].x == t || i == 0 {
+		return f[i].l
+	}
+	return lerpShare(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
+}
+
+// rightAt is the right limit of f at t.
+func (f vfunc) rightAt(t float64) Share {
+	i := f.search(t)
+	if i == len(f) {
+		return f[i-1].r
+	}
+	if f[i].x == t {
+		return f[i].r
+	}
+	if i == 0 {
+		return f[0].l
+	}
+	return lerpShare(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
+}
+
+func lerpShare(x0 float64, y0 Share, x1 float64, y1 Share, t float64) Share {
+	w := (t - x0) / (x1 - x0)
+	var out Share
+	for k := range out {
+		out[k] = y0[k] + (y1[k]-y0[k])*w
+	}
+	return out
+}
+
+func lerp(x0, y0, x1, y1, t float64) float64 {
+	return y0 + (y1-y0)*(t-x0)/(x1-x0)
+}
+
+func (f sfunc) search(t float64) int {
+	return sort.Search(len(f), func(i int) bool { return f[i].x >= t })
+}
+
+// at evaluates f at t, left-continuously.
+func (f sfunc) at(t float64) float64 {
+	i := f.search(t)
+	if i == len(f) {
+		return f[i-1].r
+	}
+	if f[i].x == t || i == 0 {
+		return f[i].l
+	}
+	return lerp(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
+}
+
+// appendV appends a breakpoint, merging it into the last one when the
+// abscissa does not advance (rounding can make a computed abscissa equal to or
+// a hair below the previous one): the merged point keeps the earlier left
+// limit and takes the new right limit.
+func appendV(f vfunc, x float64, l, r Share) vfunc {
+	if n := len(f); n > 0 && x <= f[n-1].x {
+		f[n-1].r = r
+		return f
+	}
+	return append(f, vpoint{x: x, l: l, r: r})
+}
+
+// appendS is appendV for scalar functions.
+func appendS(f sfunc, x, l, r float64) sfunc {
+	if n := len(f); n > 0 && x <= f[n-1].x {
+		f[n-1].r = r
+		return f
+	}
+	return append(f, spoint{x: x, l: l, r: r})
+}
+
+// constV is the constant function v on [lo, hi].
+func constV(lo, hi float64, v Share) vfunc {
+	if hi <= lo {
+		return vfunc{{x: lo, l: v, r: v}}
+	}
+	return vfunc{{x: lo, l: v, r: v}, {x: hi, l: v, r: v}}
+}

@@ -1,0 +1,454 @@
+package scheduler
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+)
+
+// operationFunc builds an operation's FairShareByFitFactor on [0, 2]: on
+// [0, 1] it re-grants current usage, equalising the dominant level
+// (F_r(f) = min(U_r, f·max U)); on [1, 2] it grows linearly from usage to
+// demand. A gang operation (with the step function enabled) gets nothing on
+// [0, 1] and jumps to its whole demand at f = 1.
+func operationFunc(usage, demand Share, gang bool) vfunc {
+	demand = demand.Max(usage)
+	if gang {
+		return vfunc{
+			{x: 0},
+			{x: 1, r: demand},
+			{x: 2, l: demand, r: demand},
+		}
+	}
+	m := usage.MaxComponent()
+	f := make(vfunc, 0, NumResources+3)
+	f = append(f, vpoint{x: 0})
+	if m > 0 {
+		var ts [NumResources]float64
+		n := 0
+		for _, u := range usage {
+			if t := u / m; t > 0 && t < 1 {
+				ts[n] = t
+				n++
+			}
+		}
+		slices.Sort(ts[:n])
+		for _, t := range ts[:n] {
+			var v Share
+			for k := range v {
+				v[k] = math.Min(usage[k], t*m)
+			}
+			f = appendV(f, t, v, v)
+		}
+	}
+	f = append(f, vpoint{x: 1, l: usage, r: usage}, vpoint{x: 2, l: demand, r: demand})
+	return f
+}
+
+// scaledChild is one term of a fair_share pool's FairShareByFitFactor:
+// S_c(min(1, f·scale)). A zero scale contributes the constant S_c(0).
+type scaledChild struct {
+	fn    vfunc
+	scale float64
+}
+
+// cursor walks one child's breakpoints during the sum.
+type cursor struct {
+	child int
+	next  int     // index of the next breakpoint to process
+	x     float64 // abscissa (scaled) of that breakpoint
+}
+
+type cursorHeap []cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	if h[i].x != h[j].x {
+		return h[i].x < h[j].x
+	}
+	return h[i].child < h[j].child
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] by sweeping
+// the children's breakpoints in order. The running value advances by the sum
+// of the children's slopes; a resource none of whose children is sloped has
+// slope exactly 0, so flat pieces stay exactly flat (their levels matter for
+// left-continuity).
+func sumScaled(children []scaledChild) vfunc {
+	var base Share
+	sloped := children[:0:0]
+	for _, c := range children {
+		if c.scale <= 0 {
+			base = base.Add(c.fn[0].l)
+			continue
+		}
+		sloped = append(sloped, c)
+	}
+	if len(sloped) == 0 {
+		return constV(0, 1, base)
+	}
+	if len(sloped) == 1 {
+		c := sloped[0]
+		out := make(vfunc, 0, len(c.fn)+1)
+		for _, p := range c.fn {
+			out = appendV(out, p.x/c.scale, p.l.Add(base), p.r.Add(base))
+		}
+		if last := out[len(out)-1]; last.x < 1 {
+			v := last.l
+			out[len(out)-1].r = v
+			out = appendV(out, 1, v, v)
+		}
+		return out
+	}
+
+	value := base
+	for _, c := range sloped {
+		value = value.Add(c.fn[0].l)
+	}
+	slopes := make([]Share, len(sloped))
+	var total Share
+	var count [NumResources]int
+	h := make(cursorHeap, 0, len(sloped))
+	for i, c := range sloped {
+		h = append(h, cursor{child: i, next: 0, x: c.fn[0].x / c.scale})
+	}
+	heap.Init(&h)
+	total2 := 0
+	for _, c := range sloped {
+		total2 += len(c.fn)
+	}
+	out := make(vfunc, 0, total2+1)
+	prevX := 0.0
+	for h.Len() > 0 {
+		x := h[0].x
+		left := value
+		if dx := x - prevX; dx > 0 {
+			for k := range left {
+				if count[k] > 0 {
+					left[k] += total[k] * dx
+				}
+			}
+		}
+		right := left
+		for h.Len() > 0 && h[0].x == x {
+			cur := h[0]
+			c := sloped[cur.child]
+			p := c.fn[cur.next]
+			right = right.Add(p.r.Sub(p.l))
+			old := slopes[cur.child]
+			var ns Share
+			if cur.next+1 < len(c.fn) {
+				q := c.fn[cur.next+1]
+				dx := q.x/c.scale - x
+				if dx > 0 {
+					for k := range ns {
+						ns[k] = (q.l[k] - p.r[k]) / dx
+					}
+				}
+			}
+			for k := range ns {
+				if old[k] != 0 {
+					count[k]--
+				}
+				if ns[k] != 0 {
+					count[k]++
+				}
+				if count[k] == 0 {
+					total[k] = 0
+				} else {
+					total[k] += ns[k] - old[k]
+				}
+			}
+			slopes[cur.child] = ns
+			if cur.next+1 < len(c.fn) {
+				h[0].next++
+				h[0].x = c.fn[cur.next+1].x / c.scale
+				heap.Fix(&h, 0)
+			} else {
+				heap.Pop(&h)
+			}
+		}
+		if n := len(out); n > 0 {
+			left = left.Max(out[n-1].r)
+		}
+		right = right.Max(left)
+		out = appendV(out, x, left, right)
+		value = right
+		prevX = x
+	}
+	if last := out[len(out)-1]; last.x < 1 {
+		out[len(out)-1].r = last.l
+		out = appendV(out, 1, last.l, last.l)
+	}
+	return out
+}
+
+// concatFIFO builds a fifo pool's FairShareByFitFactor on [0, n]: child i (in
+// fifo order) owns [i, i+1] and is served only after every earlier child
+// reached its suggestion 1.
+func concatFIFO(children []vfunc) vfunc {
+	if len(children) == 0 {
+		return constV(0, 1, Share{})
+	}
+	size := 0
+	for _, c := range children {
+		size += len(c)
+	}
+	out := make(vfunc, 0, size)
+	var prefix Share
+	for i, c := range children {
+		off := float64(i)
+		for j, p := range c {
+			l, r := p.l.Add(prefix), p.r.Add(prefix)
+			if j == len(c)-1 {
+				r = l // S_i is used up to its value at 1
+			}
+			out = appendV(out, off+p.x, l, r)
+		}
+		prefix = prefix.Add(c[len(c)-1].l)
+	}
+	return out
+}
+
+func clamp(v, lo, hi float64) float64 {
+	return math.Min(math.Max(v, lo), hi)
+}
+
+// transposeComponent builds MaxFitFactorBySuggestion for one resource: for a
+// suggestion s in [0, 1], the largest fit factor f with F_r(f) <= min(g+s, l),
+// taken as a left limit. The leading vertical run (a flat piece of F_r at
+// level g) is trimmed to its upper end, so M_r(0) is the right end of that
+// piece; the function is extended to the right by its last right limit.
+func transposeComponent(f vfunc, r int, g, l float64, out sfunc) sfunc {
+	out = out[:0]
+	emit := func(y, fx float64) {
+		out = appendS(out, y-g, fx, fx)
+	}
+	started := false
+	havePrev := false
+	var prevY, prevF float64
+	visit := func(y, fx float64) bool {
+		if y < g {
+			prevY, prevF, havePrev = y, fx, true
+			return true
+		}
+		if !started {
+			started = true
+			if havePrev && prevY < g && y > g {
+				emit(g, prevF+(g-prevY)/(y-prevY)*(fx-prevF))
+				prevY, prevF = g, out[len(out)-1].r
+			}
+		}
+		if y > l {
+			if havePrev && prevY < l {
+				emit(l, prevF+(l-prevY)/(y-prevY)*(fx-prevF))
+			}
+			return false
+		}
+		emit(y, fx)
+		prevY, prevF, havePrev = y, fx, true
+		return true
+	}
+	for _, p := range f {
+		if !visit(p.l[r], p.x) {
+			break
+		}
+		if p.r[r] != p.l[r] && !visit(p.r[r], p.x) {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return append(out, spoint{x: 0, l: f.hi(), r: f.hi()}, spoint{x: 1, l: f.hi(), r: f.hi()})
+	}
+	out[0].l = out[0].r
+	return clipToUnit(out)
+}
+
+// clipToUnit makes a scalar function span exactly [0, 1]: extended by its
+// last right limit, or cut at 1.
+func clipToUnit(f sfunc) sfunc {
+	last := f[len(f)-1]
+	switch {
+	case last.x < 1:
+		f = append(f, spoint{x: 1, l: last.r, r: last.r})
+	case last.x > 1:
+		v := f.at(1)
+		i := f.search(1)
+		f = append(f[:i], spoint{x: 1, l: v, r: v})
+	}
+	return f
+}
+
+// minS is the pointwise minimum of scalar functions that all span [0, 1],
+// with the crossing points of their linear pieces.
+func minS(fs []sfunc) sfunc {
+	n := len(fs)
+	idx := make([]int, n)
+	ra := make([]float64, n)
+	sl := make([]float64, n)
+	size := 0
+	for _, f := range fs {
+		size += len(f)
+	}
+	out := make(sfunc, 0, size+4)
+	x := 0.0
+	for {
+		// Values at x: left and right limits of every function.
+		l, r := math.Inf(1), math.Inf(1)
+		for k, f := range fs {
+			i := idx[k]
+			for i < len(f) && f[i].x < x {
+				i++
+			}
+			idx[k] = i
+			var lv, rv float64
+			switch {
+			case i == len(f):
+				lv, rv = f[i-1].r, f[i-1].r
+			case f[i].x == x:
+				lv, rv = f[i].l, f[i].r
+			default:
+				lv = lerp(f[i-1].x, f[i-1].r, f[i].x, f[i].l, x)
+				rv = lv
+			}
+			l, r = math.Min(l, lv), math.Min(r, rv)
+			ra[k] = rv
+		}
+		out = appendS(out, x, l, r)
+		if x >= 1 {
+			break
+		}
+		// The next breakpoint of any function.
+		nx := 1.0
+		for k, f := range fs {
+			i := idx[k]
+			if i < len(f) && f[i].x == x {
+				i++
+			}
+			if i < len(f) {
+				nx = math.Min(nx, f[i].x)
+			}
+		}
+		// Slopes on (x, nx).
+		for k, f := range fs {
+			i := idx[k]
+			if i < len(f) && f[i].x == x {
+				i++
+			}
+			var lb float64
+			if i < len(f) {
+				lb = lerpAt(f, i, nx)
+			} else {
+				lb = f[len(f)-1].r
+			}
+			sl[k] = (lb - ra[k]) / (nx - x)
+		}
+		// Lower envelope crossings on (x, nx).
+		cur := 0
+		for k := 1; k < n; k++ {
+			if ra[k] < ra[cur] || (ra[k] == ra[cur] && sl[k] < sl[cur]) {
+				cur = k
+			}
+		}
+		t := x
+		for {
+			best, bestT := -1, nx
+			for k := range n {
+				if k == cur || sl[k] >= sl[cur] {
+					continue
+				}
+				tk := x + (ra[k]-ra[cur])/(sl[cur]-sl[k])
+				if tk > t && (tk < bestT || (tk == bestT && best >= 0 && sl[k] < sl[best])) {
+					best, bestT = k, tk
+				}
+			}
+			if best < 0 {
+				break
+			}
+			v := ra[cur] + sl[cur]*(bestT-x)
+			out = appendS(out, bestT, v, v)
+			cur, t = best, bestT
+		}
+		x = nx
+	}
+	return out
+}
+
+// lerpAt is the left limit at t of f, where i is the first index with
+// f[i].x >= t.
+func lerpAt(f sfunc, i int, t float64) float64 {
+	if f[i].x == t || i == 0 {
+		return f[i].l
+	}
+	return lerp(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
+}
+
+// compose builds S = F∘M on [0, 1] for a non-decreasing M. Where M is flat,
+// S is F at that fit factor (left-continuous); where M increases, S follows F
+// and picks up F's breakpoints in between.
+func compose(f vfunc, m sfunc) vfunc {
+	out := make(vfunc, 0, len(m)+len(f))
+	for j, p := range m {
+		lv := f.at(p.l)
+		if j == len(m)-1 {
+			out = appendV(out, p.x, lv, lv)
+			break
+		}
+		nxt := m[j+1]
+		var rv Share
+		if nxt.l > p.r {
+			rv = f.rightAt(p.r)
+		} else {
+			rv = f.at(p.r)
+		}
+		out = appendV(out, p.x, lv, rv)
+		if nxt.l > p.r {
+			k := f.search(p.r)
+			if k < len(f) && f[k].x == p.r {
+				k++
+			}
+			scale := (nxt.x - p.x) / (nxt.l - p.r)
+			for ; k < len(f) && f[k].x < nxt.l; k++ {
+				out = appendV(out, p.x+(f[k].x-p.r)*scale, f[k].l, f[k].r)
+			}
+		}
+	}
+	return out
+}
+
+// suggestionFunctions builds MaxFitFactorBySuggestion M and
+// FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
+// guarantee share g and limits share lim. The vector suggestion for s is
+// clip(g + s, ·, lim) per resource; M is the smallest over resources of the
+// largest fit factor meeting it.
+func suggestionFunctions(f vfunc, g, lim Share) (sfunc, vfunc) {
+	flo, fhi := f[0].l, f[len(f)-1].l
+	var active []sfunc
+	for r := range NumResources {
+		if fhi[r] <= flo[r] {
+			continue // not demanded: no constraint
+		}
+		lr := clamp(lim[r], flo[r], fhi[r])
+		gr := clamp(g[r], flo[r], lr)
+		active = append(active, transposeComponent(f, r, gr, lr, make(sfunc, 0, len(f)+2)))
+	}
+	var m sfunc
+	switch len(active) {
+	case 0:
+		hi := f.hi()
+		m = sfunc{{x: 0, l: hi, r: hi}, {x: 1, l: hi, r: hi}}
+	case 1:
+		m = active[0]
+	default:
+		m = minS(active)
+	}
+	return m, compose(f, m)
+}

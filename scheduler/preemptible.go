@@ -1,0 +1,133 @@
+package scheduler
+
+import "math"
+
+// PreemptionClass is how safe a running job is from preemption.
+type PreemptionClass int
+
+const (
+	// NonPreemptible jobs keep the operation within its protected share.
+	NonPreemptible PreemptionClass = iota
+	// AggressivelyPreemptible jobs may be preempted for aggressively starving
+	// operations.
+	AggressivelyPreemptible
+	// Preemptible jobs hold what is above the operation's fair share.
+	Preemptible
+)
+
+// String returns "non_preemptible", "aggressively_preemptible" or
+// "preemptible".
+func (c PreemptionClass) String() string {
+	switch c {
+	case AggressivelyPreemptible:
+		return "aggressively_preemptible"
+	case Preemptible:
+		return "preemptible"
+	default:
+		return "non_preemptible"
+	}
+}
+
+// JobClassification is one running job and its class.
+type JobClassification struct {
+	ID    string
+	Class PreemptionClass
+}
+
+// ClassifyInput is what the preemptible classification of one operation's
+// jobs reads.
+type ClassifyInput struct {
+	// FairShare and Demand are the operation's shares.
+	FairShare, Demand Share
+	// Total is the cluster total (usage is compared as a share of it).
+	Total Resources
+	// AggressiveThreshold and Threshold are the tree's (aggressive)
+	// preemption satisfaction thresholds.
+	AggressiveThreshold, Threshold float64
+	// UsageThreshold is the effective non-preemptible resource usage
+	// threshold: while the operation's usage is strictly below it in every
+	// resource, jobs are non-preemptible.
+	UsageThreshold Resources
+	// Jobs in start order, oldest first.
+	Jobs []Job
+}
+
+// ClassifyJobs splits an operation's running jobs, in start order, into
+// non-preemptible, aggressively preemptible and preemptible. A job belongs to
+// the less preemptible side while the usage of all jobs before it is below
+// the bound: below the usage threshold, or strictly below bound × fair share
+// on every resource whose demand is not fully granted. The bounds are
+// aggressive threshold × fair share and threshold × fair share; when the fair
+// share covers the demand (and the demand is not zero) nothing is
+// preemptible, only aggressively preemptible.
+func ClassifyJobs(in ClassifyInput) []JobClassification {
+	out := make([]JobClassification, len(in.Jobs))
+	bound1 := in.FairShare.Scale(in.AggressiveThreshold)
+	bound2 := in.FairShare.Scale(in.Threshold)
+	nonPreemptibleOp := in.FairShare.DominatesEps(in.Demand, 1e-4) && in.Demand.DominatesEps(in.FairShare, 1e-4) &&
+		in.Demand.MaxComponent() > 1e-4
+	if nonPreemptibleOp {
+		for r := range bound2 {
+			bound2[r] = math.Inf(1)
+		}
+	}
+	var prefix Resources
+	for i, j := range in.Jobs {
+		class := Preemptible
+		switch {
+		case belowBound(prefix, bound1, in):
+			class = NonPreemptible
+		case belowBound(prefix, bound2, in):
+			class = AggressivelyPreemptible
+		}
+		out[i] = JobClassification{ID: j.ID, Class: class}
+		prefix = prefix.Add(j.Usage)
+	}
+	return out
+}
+
+func belowBound(usage Resources, bound Share, in ClassifyInput) bool {
+	strictlyBelowThreshold := true
+	for r := range usage {
+		if !(in.UsageThreshold[r] > usage[r]) {
+			strictlyBelowThreshold = false
+			break
+		}
+	}
+	if strictlyBelowThreshold {
+		return true
+	}
+	return strictlyDominatesNonBlocked(bound, usage.ShareOf(in.Total), in.FairShare, in.Demand)
+}
+
+// strictlyDominatesNonBlocked reports whether a strictly exceeds b on every
+// non-blocked resource, where resource r is blocked when the fair share
+// covers the demand. When every resource is blocked it reports whether a
+// exceeds b on some resource.
+func strictlyDominatesNonBlocked(a, b, fairShare, demand Share) bool {
+	allBlocked := true
+	for r := range a {
+		if fairShare[r]+epsilon >= demand[r] {
+			continue
+		}
+		allBlocked = false
+		if !(a[r] > b[r]) {
+			return false
+		}
+	}
+	if !allBlocked {
+		return true
+	}
+	for r := range a {
+		if a[r] > b[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// Numeric precisions of the reference.
+const (
+	epsilon      = 1e-9
+	largeEpsilon = 1e-4
+)

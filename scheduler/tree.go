@@ -1,0 +1,272 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// ElementKind says whether an element is the root, a pool or an operation.
+type ElementKind int
+
+const (
+	// KindRoot is the tree's root.
+	KindRoot ElementKind = iota
+	// KindPool is a pool.
+	KindPool
+	// KindOperation is an operation (a leaf).
+	KindOperation
+)
+
+// String returns "root", "pool" or "operation".
+func (k ElementKind) String() string {
+	switch k {
+	case KindRoot:
+		return "root"
+	case KindPool:
+		return "pool"
+	default:
+		return "operation"
+	}
+}
+
+// element is the engine's working copy of one tree element during an update.
+type element struct {
+	kind     ElementKind
+	name     string
+	parent   int // index; -1 for the root
+	children []int
+	depth    int
+
+	pool *PoolConfig // pools only
+	op   *Operation  // operations only
+
+	// Absolute resources.
+	demand, usage, limits Resources
+	// Shares of the cluster total.
+	demandShare, usageShare, limitsShare Share
+	dominant                             ResourceType
+
+	// Strong guarantees: effective (inferred) resources and the share.
+	effectiveSG Resources
+	sgs         Share
+	// pis is the proposed integral share (burst and relaxed grants).
+	pis Share
+
+	// Integral ratios (scalars).
+	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
+	specifiedBurstRatio                       float64
+	totalBurstRatio, totalFlowRatio           float64
+	integral                                  GuaranteeType
+	volume                                    Resources
+	lastShareRatio                            float64
+	overflow, acceptable, acceptedFreeVolume  Resources
+	childrenOverflow                          Resources
+	hasVolumeAccounting                       bool
+	capacity                                  Resources
+	canAcceptFreeVolume, distributeFreeVolume bool
+
+	weight float64
+
+	// Fit-factor functions.
+	fnF      vfunc
+	fnM      sfunc
+	fnS      vfunc
+	prepared bool
+
+	fifoIndex int
+	fairShare Share
+	detailed  DetailedShare
+
+	// Starvation.
+	tolerance          float64
+	starvationTimeout  time.Duration
+	aggressiveEnabled  bool
+	status             Status
+	starvation         StarvationStatus
+	belowFairShareTime time.Time
+}
+
+// tree is the element tree of one update. elements[0] is the root; the rest
+// are in depth-first pre-order with children in configuration order (pools
+// first, then operations, each in input order; fifo pools order their
+// operations by fifo_sort_parameters).
+type tree struct {
+	elements []*element
+	byPool   map[PoolID]int
+	byOp     map[OperationID]int
+	total    Resources
+	ones     Share
+	cfg      *TreeConfig
+}
+
+func buildTree(snap *Snapshot) (*tree, error) {
+	if err := snap.Tree.Validate(); err != nil {
+		return nil, err
+	}
+	for i := range snap.Cluster.Total {
+		if v := snap.Cluster.Total[i]; !finite(v) || v < 0 {
+			return nil, fmt.Errorf("%w: cluster total %s must be a finite number >= 0, got %g", ErrInvalidConfig, ResourceType(i), v)
+		}
+	}
+	t := &tree{
+		byPool: make(map[PoolID]int, len(snap.Pools)),
+		byOp:   make(map[OperationID]int, len(snap.Operations)),
+		total:  snap.Cluster.Total,
+		ones:   Ones(snap.Cluster.Total),
+		cfg:    &snap.Tree,
+	}
+	// Index pools and check names and parents.
+	poolIdx := make(map[PoolID]int, len(snap.Pools))
+	for i := range snap.Pools {
+		p := &snap.Pools[i]
+		if err := p.Validate(snap.Tree.MainResource); err != nil {
+			return nil, err
+		}
+		if _, dup := poolIdx[p.Name]; dup {
+			return nil, fmt.Errorf("%w: pool %q is defined twice", ErrInvalidTree, p.Name)
+		}
+		poolIdx[p.Name] = i
+	}
+	childPools := make(map[PoolID][]int, len(snap.Pools)) // parent -> pool indices, input order
+	for i := range snap.Pools {
+		p := &snap.Pools[i]
+		if p.Parent != "" {
+			if _, ok := poolIdx[p.Parent]; !ok {
+				return nil, fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, p.Name, p.Parent)
+			}
+		}
+		childPools[p.Parent] = append(childPools[p.Parent], i)
+	}
+	childOps := make(map[PoolID][]int, len(snap.Pools))
+	seenOps := make(map[OperationID]bool, len(snap.Operations))
+	for i := range snap.Operations {
+		o := &snap.Operations[i]
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+		if seenOps[o.ID] {
+			return nil, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
+		}
+		seenOps[o.ID] = true
+		if o.Pool != "" {
+			if _, ok := poolIdx[o.Pool]; !ok {
+				return nil, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
+			}
+		}
+		childOps[o.Pool] = append(childOps[o.Pool], i)
+	}
+
+	root := &element{kind: KindRoot, name: RootID, parent: -1}
+	t.elements = append(t.elements, root)
+	visiting := make(map[PoolID]bool)
+	var add func(parent int, key PoolID, mode Mode, depth int) error
+	add = func(parent int, key PoolID, mode Mode, depth int) error {
+		if mode == ModeFIFO && len(childPools[key]) > 0 {
+			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, key)
+		}
+		for _, pi := range childPools[key] {
+			p := &snap.Pools[pi]
+			if visiting[p.Name] {
+				return fmt.Errorf("%w: pool %q is part of a cycle", ErrInvalidTree, p.Name)
+			}
+			visiting[p.Name] = true
+			idx := len(t.elements)
+			e := &element{kind: KindPool, name: string(p.Name), parent: parent, pool: p, depth: depth}
+			t.elements = append(t.elements, e)
+			t.elements[parent].children = append(t.elements[parent].children, idx)
+			t.byPool[p.Name] = idx
+			if err := add(idx, p.Name, p.Mode, depth+1); err != nil {
+				return err
+			}
+		}
+		ops := childOps[key]
+		if mode == ModeFIFO {
+			ops = slices.Clone(ops)
+			var params []FifoSortParameter
+			if pi, ok := poolIdx[key]; ok {
+				params = snap.Pools[pi].FifoSortParameters
+			}
+			sortFIFO(ops, snap.Operations, params)
+		}
+		for fi, oi := range ops {
+			o := &snap.Operations[oi]
+			idx := len(t.elements)
+			e := &element{kind: KindOperation, name: string(o.ID), parent: parent, op: o, depth: depth, fifoIndex: fi}
+			t.elements = append(t.elements, e)
+			t.elements[parent].children = append(t.elements[parent].children, idx)
+			t.byOp[o.ID] = idx
+		}
+		return nil
+	}
+	if err := add(0, "", ModeFairShare, 1); err != nil {
+		return nil, err
+	}
+	if len(t.byPool) != len(snap.Pools) {
+		for i := range snap.Pools {
+			if _, ok := t.byPool[snap.Pools[i].Name]; !ok {
+				return nil, fmt.Errorf("%w: pool %q is part of a cycle (not reachable from the root)", ErrInvalidTree, snap.Pools[i].Name)
+			}
+		}
+	}
+	return t, nil
+}
+
+// sortFIFO orders a fifo pool's operations by its sort parameters
+// (default weight, then start time), with the operation id as the last
+// tie-break.
+func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
+	if len(params) == 0 {
+		params = []FifoSortParameter{FifoSortWeight, FifoSortStartTime}
+	}
+	weight := func(o *Operation) float64 {
+		if o.Weight != nil {
+			return *o.Weight
+		}
+		return 1
+	}
+	slices.SortStableFunc(ops, func(a, b int) int {
+		oa, ob := &all[a], &all[b]
+		for _, p := range params {
+			switch p {
+			case FifoSortWeight:
+				if wa, wb := weight(oa), weight(ob); wa != wb {
+					if wa > wb {
+						return -1
+					}
+					return 1
+				}
+			case FifoSortStartTime:
+				if c := oa.StartTime.Compare(ob.StartTime); c != 0 {
+					return c
+				}
+			case FifoSortPendingJobCount:
+				if oa.PendingJobCount != ob.PendingJobCount {
+					if oa.PendingJobCount < ob.PendingJobCount {
+						return -1
+					}
+					return 1
+				}
+			}
+		}
+		return 0
+	})
+}
+
+// ancestorsOrSelf calls fn for i and each ancestor up to and including the
+// root.
+func (t *tree) ancestorsOrSelf(i int, fn func(e *element)) {
+	for ; i >= 0; i = t.elements[i].parent {
+		fn(t.elements[i])
+	}
+}
+
+func isFiniteShare(s Share) bool {
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
