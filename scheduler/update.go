@@ -27,8 +27,8 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 		}
 	}
 	t.inferStrongGuarantees()
-	burst, relaxed := t.integralLists()
 	t.computeAttributes(snap.Cluster.Nodes)
+	burst, relaxed := t.integralLists()
 	for _, i := range append(append([]int(nil), burst...), relaxed...) {
 		e := t.elements[i]
 		ps := prev.Pools[PoolID(e.name)]

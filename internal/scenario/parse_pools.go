@@ -1,0 +1,261 @@
+package scenario
+
+import (
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// poolState is a pool while the steps are resolved: its configuration and
+// where it was defined, for messages.
+type poolState struct {
+	cfg  scheduler.PoolConfig
+	path string
+	node *yaml.Node
+}
+
+// pools decodes the top-level `pools` list. It returns the pools in file
+// order and their initial accumulated volumes (nil where not given). Every
+// pool is validated against the tree's main resource, and the list must form
+// a tree with parents listed before their children.
+func (d *decoder) pools(n *yaml.Node, path string, tree scheduler.TreeConfig) ([]poolState, []*scheduler.Resources, error) {
+	items, err := d.sequence(n, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	pools := make([]poolState, 0, len(items))
+	volumes := make([]*scheduler.Resources, 0, len(items))
+	for i, it := range items {
+		ip := joinIndex(path, i)
+		var (
+			cfg    scheduler.PoolConfig
+			volume *scheduler.Resources
+		)
+		fields := append([]field{
+			{key: "name", set: func(v *yaml.Node, p string) error {
+				s, err := d.str(v, p)
+				cfg.Name = scheduler.PoolID(s)
+				return err
+			}},
+			{key: "parent", set: func(v *yaml.Node, p string) error {
+				s, err := d.str(v, p)
+				cfg.Parent = scheduler.PoolID(s)
+				return err
+			}},
+		}, d.poolFields(&cfg, &volume)...)
+		present, err := d.object(it, ip, fields)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !present["name"] {
+			return nil, nil, d.missing(ip, it, "name")
+		}
+		st := poolState{cfg: cfg, path: ip, node: deref(it)}
+		if err := d.validatePool(st, tree.MainResource, ip); err != nil {
+			return nil, nil, err
+		}
+		pools = append(pools, st)
+		volumes = append(volumes, volume)
+	}
+	if err := d.checkPoolTree(pools); err != nil {
+		return nil, nil, err
+	}
+	return pools, volumes, nil
+}
+
+// poolFields are the keys of a pool other than name and parent: the keys a
+// step's `set.pools` entry may give. volume receives
+// accumulated_resource_volume (absent resources 0).
+func (d *decoder) poolFields(cfg *scheduler.PoolConfig, volume **scheduler.Resources) []field {
+	return []field{
+		d.numberPtrTo("weight", &cfg.Weight),
+		{key: "mode", set: func(v *yaml.Node, p string) error {
+			s, err := d.str(v, p)
+			if err != nil {
+				return err
+			}
+			switch s {
+			case "fair_share":
+				cfg.Mode = scheduler.ModeFairShare
+			case "fifo":
+				cfg.Mode = scheduler.ModeFIFO
+			default:
+				return d.fail(p, deref(v), "unknown mode %q (want fair_share or fifo)", s)
+			}
+			return nil
+		}},
+		d.resourcesTo("strong_guarantee_resources", &cfg.StrongGuaranteeResources),
+		alias("min_share_resources", d.resourcesTo("strong_guarantee_resources", &cfg.StrongGuaranteeResources)),
+		d.resourcesTo("resource_limits", &cfg.ResourceLimits),
+		d.intPtrTo("max_running_operation_count", &cfg.MaxRunningOperationCount),
+		d.intPtrTo("max_operation_count", &cfg.MaxOperationCount),
+		{key: "fifo_sort_parameters", set: func(v *yaml.Node, p string) (err error) {
+			cfg.FifoSortParameters, err = d.fifoSortParameters(v, p)
+			return err
+		}},
+		d.numberPtrTo("fair_share_starvation_tolerance", &cfg.FairShareStarvationTolerance),
+		d.durationPtrTo("fair_share_starvation_timeout", &cfg.FairShareStarvationTimeout),
+		d.boolPtrTo("enable_aggressive_starvation", &cfg.EnableAggressiveStarvation),
+		d.resourcesPtrTo("non_preemptible_resource_usage_threshold", &cfg.NonPreemptibleResourceUsageThreshold),
+		// integral_guarantees is replaced as a whole: the sub-map given (in
+		// `pools` or in a step's `set.pools`) is the pool's complete integral
+		// configuration, and keys it omits take their zero values (type none,
+		// no flow, no burst guarantee, unset overrides). A step that changes
+		// only the flow must therefore repeat guarantee_type.
+		{key: "integral_guarantees", set: func(v *yaml.Node, p string) error {
+			var ig scheduler.IntegralGuarantees
+			if err := d.integralGuarantees(v, p, &ig); err != nil {
+				return err
+			}
+			cfg.IntegralGuarantees = ig
+			return nil
+		}},
+		{key: "accumulated_resource_volume", set: func(v *yaml.Node, p string) error {
+			r, err := d.resources(v, p)
+			if err != nil {
+				return err
+			}
+			full := r.OrZero()
+			*volume = &full
+			return nil
+		}},
+	}
+}
+
+// integralGuarantees decodes a pool's `integral_guarantees` into ig.
+func (d *decoder) integralGuarantees(n *yaml.Node, path string, ig *scheduler.IntegralGuarantees) error {
+	_, err := d.object(n, path, []field{
+		{key: "guarantee_type", set: func(v *yaml.Node, p string) error {
+			s, err := d.str(v, p)
+			if err != nil {
+				return err
+			}
+			switch s {
+			case "none":
+				ig.GuaranteeType = scheduler.GuaranteeNone
+			case "burst":
+				ig.GuaranteeType = scheduler.GuaranteeBurst
+			case "relaxed":
+				ig.GuaranteeType = scheduler.GuaranteeRelaxed
+			default:
+				return d.fail(p, deref(v), "unknown guarantee_type %q (want none, burst or relaxed)", s)
+			}
+			return nil
+		}},
+		d.resourcesTo("resource_flow", &ig.ResourceFlow),
+		d.resourcesTo("burst_guarantee_resources", &ig.BurstGuaranteeResources),
+		d.numberPtrTo("relaxed_share_multiplier_limit", &ig.RelaxedShareMultiplierLimit),
+		d.boolPtrTo("can_accept_free_volume", &ig.CanAcceptFreeVolume),
+		d.boolPtrTo("should_distribute_free_volume_among_children", &ig.ShouldDistributeFreeVolumeAmongChildren),
+	})
+	return err
+}
+
+// fifoSortParameters decodes a list of weight, start_time and
+// pending_job_count (alias pending_allocation_count).
+func (d *decoder) fifoSortParameters(n *yaml.Node, path string) ([]scheduler.FifoSortParameter, error) {
+	names, err := d.stringList(n, path)
+	if err != nil {
+		return nil, err
+	}
+	items, _ := d.sequence(n, path)
+	var out []scheduler.FifoSortParameter
+	for i, s := range names {
+		switch s {
+		case "weight":
+			out = append(out, scheduler.FifoSortWeight)
+		case "start_time":
+			out = append(out, scheduler.FifoSortStartTime)
+		case "pending_job_count", "pending_allocation_count":
+			out = append(out, scheduler.FifoSortPendingJobCount)
+		default:
+			return nil, d.fail(joinIndex(path, i), deref(items[i]),
+				"unknown fifo sort parameter %q (want weight, start_time or pending_job_count)", s)
+		}
+	}
+	return out, nil
+}
+
+// setPool applies a step's `set.pools` entry to a copy of st's configuration
+// (only the keys it names change) and returns the volume it sets, if any.
+func (d *decoder) setPool(st *poolState, n *yaml.Node, path string) (*scheduler.Resources, error) {
+	cfg := clonePoolConfig(st.cfg)
+	var volume *scheduler.Resources
+	if _, err := d.object(n, path, d.poolFields(&cfg, &volume)); err != nil {
+		return nil, err
+	}
+	st.cfg = cfg
+	return volume, nil
+}
+
+// validatePool runs PoolConfig.Validate and reports a failure at path.
+func (d *decoder) validatePool(st poolState, main scheduler.ResourceType, path string) error {
+	if err := st.cfg.Validate(main); err != nil {
+		return d.fail(path, st.node, "%s", causeText(err, scheduler.ErrInvalidConfig))
+	}
+	return nil
+}
+
+// checkPoolTree checks the tree-wide rules of the pools list: unique names,
+// parents that exist and are listed before their children, no cycles.
+func (d *decoder) checkPoolTree(pools []poolState) error {
+	index := make(map[scheduler.PoolID]int, len(pools))
+	for i, p := range pools {
+		if j, dup := index[p.cfg.Name]; dup {
+			return d.fail(joinKey(p.path, "name"), p.node, "duplicate pool name %q (first at %s)", p.cfg.Name, pools[j].path)
+		}
+		index[p.cfg.Name] = i
+	}
+	for i, p := range pools {
+		if p.cfg.Parent == "" {
+			continue
+		}
+		j, ok := index[p.cfg.Parent]
+		switch {
+		case !ok:
+			return d.fail(joinKey(p.path, "parent"), p.node, "parent %q does not exist", p.cfg.Parent)
+		case j > i:
+			return d.fail(joinKey(p.path, "parent"), p.node, "parent %q must be listed before its child (it is %s)", p.cfg.Parent, pools[j].path)
+		}
+	}
+	// Parents listed first rule cycles out; this guard only protects against
+	// a future relaxation of that rule.
+	for _, p := range pools {
+		cur := p.cfg.Parent
+		for hops := 0; cur != ""; hops++ {
+			if hops > len(pools) {
+				return d.fail(joinKey(p.path, "parent"), p.node, "pool %q is in a parent cycle", p.cfg.Name)
+			}
+			cur = pools[index[cur]].cfg.Parent
+		}
+	}
+	return nil
+}
+
+// clonePtr returns a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// clonePoolConfig returns a deep copy of c, so steps never share pointers.
+func clonePoolConfig(c scheduler.PoolConfig) scheduler.PoolConfig {
+	c.Weight = clonePtr(c.Weight)
+	c.MaxRunningOperationCount = clonePtr(c.MaxRunningOperationCount)
+	c.MaxOperationCount = clonePtr(c.MaxOperationCount)
+	c.FifoSortParameters = slices.Clone(c.FifoSortParameters)
+	c.FairShareStarvationTolerance = clonePtr(c.FairShareStarvationTolerance)
+	c.FairShareStarvationTimeout = clonePtr(c.FairShareStarvationTimeout)
+	c.EnableAggressiveStarvation = clonePtr(c.EnableAggressiveStarvation)
+	c.NonPreemptibleResourceUsageThreshold = clonePtr(c.NonPreemptibleResourceUsageThreshold)
+	ig := &c.IntegralGuarantees
+	ig.RelaxedShareMultiplierLimit = clonePtr(ig.RelaxedShareMultiplierLimit)
+	ig.CanAcceptFreeVolume = clonePtr(ig.CanAcceptFreeVolume)
+	ig.ShouldDistributeFreeVolumeAmongChildren = clonePtr(ig.ShouldDistributeFreeVolumeAmongChildren)
+	return c
+}

@@ -1,0 +1,323 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// AdmissionState is whether an admitted operation runs or waits.
+type AdmissionState int
+
+const (
+	// AdmissionRunning: the operation counts as running on every ancestor.
+	AdmissionRunning AdmissionState = iota
+	// AdmissionPending: some pool on its path has no running slot; the
+	// operation waits in that pool's queue.
+	AdmissionPending
+)
+
+// String returns "running" or "pending".
+func (s AdmissionState) String() string {
+	if s == AdmissionPending {
+		return "pending"
+	}
+	return "running"
+}
+
+// LimitError is the typed rejection of an operation by max_operation_count.
+type LimitError struct {
+	Operation OperationID
+	// Pool is the pool (RootID for the tree) whose limit is reached.
+	Pool  string
+	Limit int
+	Count int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("operation %q rejected: max_operation_count of %s reached (%d/%d)", e.Operation, e.Pool, e.Count, e.Limit)
+}
+
+// Unwrap returns ErrTooManyOperations.
+func (e *LimitError) Unwrap() error { return ErrTooManyOperations }
+
+type admPool struct {
+	name       string
+	parent     string // "" for the root itself
+	maxOps     int
+	maxRunning int
+	ops        int
+	running    int
+	pending    []OperationID
+}
+
+type admOp struct {
+	pool    string // pool key; RootID for the root
+	state   AdmissionState
+	queueAt string // pool whose queue holds it while pending
+}
+
+// Admission keeps operation counts on every pool of a tree and decides which
+// operations run and which wait, exactly as the operation-limits rules say:
+// an operation is rejected when max_operation_count is reached on its pool
+// or any ancestor; otherwise it runs when every pool on its path has a
+// running slot, and waits in the queue of the first pool (from the operation
+// upwards) that has none. When a running operation leaves, the queues of its
+// pool and ancestors are served in order. It is a plain data structure: not
+// safe for concurrent use, deterministic.
+type Admission struct {
+	cfg   TreeConfig
+	pools map[string]*admPool
+	order []string // pools in configuration order, root first
+	ops   map[OperationID]*admOp
+	seq   []OperationID // operations in registration order
+}
+
+// NewAdmission builds the counters for a tree.
+func NewAdmission(cfg TreeConfig, pools []PoolConfig) (*Admission, error) {
+	a := &Admission{ops: make(map[OperationID]*admOp)}
+	if _, err := a.Reconfigure(cfg, pools); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reconfigure applies a new tree configuration and returns the pending
+// operations that started because limits were raised or pools moved. Counts
+// are rebuilt from the registered operations; running operations keep
+// running even if a limit was lowered. Pools that still hold operations must
+// not be removed. On error nothing changes.
+func (a *Admission) Reconfigure(cfg TreeConfig, pools []PoolConfig) ([]OperationID, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	next := map[string]*admPool{RootID: {name: RootID, maxOps: cfg.MaxOperationCount, maxRunning: cfg.MaxRunningOperationCount}}
+	order := []string{RootID}
+	for _, p := range pools {
+		if err := p.Validate(cfg.MainResource); err != nil {
+			return nil, err
+		}
+		name := string(p.Name)
+		if _, dup := next[name]; dup {
+			return nil, fmt.Errorf("%w: pool %q is defined twice", ErrInvalidTree, name)
+		}
+		parent := RootID
+		if p.Parent != "" {
+			parent = string(p.Parent)
+		}
+		ap := &admPool{name: name, parent: parent, maxOps: cfg.MaxOperationCountPerPool, maxRunning: cfg.MaxRunningOperationCountPerPool}
+		if p.MaxOperationCount != nil {
+			ap.maxOps = *p.MaxOperationCount
+		}
+		if p.MaxRunningOperationCount != nil {
+			ap.maxRunning = *p.MaxRunningOperationCount
+		}
+		next[name] = ap
+		order = append(order, name)
+	}
+	for _, name := range order[1:] {
+		if _, ok := next[next[name].parent]; !ok {
+			return nil, fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, name, next[name].parent)
+		}
+	}
+	for _, name := range order[1:] {
+		seen := map[string]bool{}
+		for n := name; n != ""; n = next[n].parent {
+			if seen[n] {
+				return nil, fmt.Errorf("%w: pool %q is part of a cycle", ErrInvalidTree, name)
+			}
+			seen[n] = true
+		}
+	}
+	for _, id := range a.seq {
+		if _, ok := next[a.ops[id].pool]; !ok {
+			return nil, fmt.Errorf("%w: pool %q still holds operation %q", ErrInvalidTree, a.ops[id].pool, id)
+		}
+	}
+	a.cfg, a.pools, a.order = cfg, next, order
+	for _, id := range a.seq {
+		op := a.ops[id]
+		for _, p := range a.path(op.pool) {
+			p.ops++
+			if op.state == AdmissionRunning {
+				p.running++
+			}
+		}
+	}
+	return a.retryAllPending(), nil
+}
+
+func poolKey(p PoolID) string {
+	if p == "" {
+		return RootID
+	}
+	return string(p)
+}
+
+// path returns the pool and its ancestors, the pool first, the root last.
+func (a *Admission) path(pool string) []*admPool {
+	var out []*admPool
+	for name := pool; name != ""; name = a.pools[name].parent {
+		out = append(out, a.pools[name])
+	}
+	return out
+}
+
+// Add registers an operation in pool ("" is the root). It returns a
+// *LimitError (wrapping ErrTooManyOperations) when max_operation_count is
+// reached on the path, and otherwise whether the operation runs or waits.
+func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
+	if _, dup := a.ops[id]; dup {
+		return 0, fmt.Errorf("%w: %q", ErrDuplicateOperation, id)
+	}
+	key := poolKey(pool)
+	if _, ok := a.pools[key]; !ok {
+		return 0, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, id, pool)
+	}
+	path := a.path(key)
+	for _, p := range path {
+		if p.ops >= p.maxOps {
+			return 0, &LimitError{Operation: id, Pool: p.name, Limit: p.maxOps, Count: p.ops}
+		}
+	}
+	for _, p := range path {
+		p.ops++
+	}
+	op := &admOp{pool: key}
+	a.ops[id] = op
+	a.seq = append(a.seq, id)
+	a.tryRun(id, op)
+	return op.state, nil
+}
+
+// tryRun starts the operation if every pool on its path has a running slot,
+// or queues it on the first pool that has none.
+func (a *Admission) tryRun(id OperationID, op *admOp) bool {
+	for _, p := range a.path(op.pool) {
+		if p.running >= p.maxRunning {
+			op.state, op.queueAt = AdmissionPending, p.name
+			p.pending = append(p.pending, id)
+			return false
+		}
+	}
+	for _, p := range a.path(op.pool) {
+		p.running++
+	}
+	op.state, op.queueAt = AdmissionRunning, ""
+	return true
+}
+
+// Remove unregisters an operation (finished, failed or aborted, running or
+// pending) and returns the pending operations that started because of it,
+// in the order they started.
+func (a *Admission) Remove(id OperationID) ([]OperationID, error) {
+	op, ok := a.ops[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownOperation, id)
+	}
+	delete(a.ops, id)
+	a.seq = slices.DeleteFunc(a.seq, func(x OperationID) bool { return x == id })
+	path := a.path(op.pool)
+	for _, p := range path {
+		p.ops--
+	}
+	if op.state == AdmissionPending {
+		q := a.pools[op.queueAt]
+		q.pending = slices.DeleteFunc(q.pending, func(x OperationID) bool { return x == id })
+		return nil, nil
+	}
+	for _, p := range path {
+		p.running--
+	}
+	var started []OperationID
+	for _, p := range path {
+		started = append(started, a.serveQueue(p)...)
+	}
+	return started, nil
+}
+
+// serveQueue walks a pool's pending list in order while it has free running
+// slots, re-checking each operation's whole path: it starts, or moves to the
+// queue of the pool that now blocks it.
+func (a *Admission) serveQueue(p *admPool) []OperationID {
+	var started []OperationID
+	queue := p.pending
+	p.pending = nil
+	for i, id := range queue {
+		if p.running >= p.maxRunning {
+			p.pending = append(p.pending, queue[i:]...)
+			break
+		}
+		if a.tryRun(id, a.ops[id]) {
+			started = append(started, id)
+		}
+	}
+	return started
+}
+
+// retryAllPending re-checks every pending operation (after a configuration
+// change), in registration order.
+func (a *Admission) retryAllPending() []OperationID {
+	for _, name := range a.order {
+		a.pools[name].pending = nil
+	}
+	var started []OperationID
+	for _, id := range a.seq {
+		if op := a.ops[id]; op.state == AdmissionPending {
+			if a.tryRun(id, op) {
+				started = append(started, id)
+			}
+		}
+	}
+	return started
+}
+
+// AdmissionInfo is one operation's admission state.
+type AdmissionInfo struct {
+	State AdmissionState
+	// PendingReason names the pool whose limit holds a pending operation, e.g.
+	// "max_running_operation_count of research reached (2/2)".
+	PendingReason string
+	// QueuePosition is the 0-based position in that pool's queue.
+	QueuePosition int
+	// QueuePool is that pool (RootID for the tree's own limit).
+	QueuePool string
+}
+
+// Info returns an operation's admission state.
+func (a *Admission) Info(id OperationID) (AdmissionInfo, bool) {
+	op, ok := a.ops[id]
+	if !ok {
+		return AdmissionInfo{}, false
+	}
+	if op.state == AdmissionRunning {
+		return AdmissionInfo{State: AdmissionRunning}, true
+	}
+	q := a.pools[op.queueAt]
+	return AdmissionInfo{
+		State:         AdmissionPending,
+		PendingReason: fmt.Sprintf("max_running_operation_count of %s reached (%d/%d)", q.name, q.running, q.maxRunning),
+		QueuePosition: slices.Index(q.pending, id),
+		QueuePool:     q.name,
+	}, true
+}
+
+// Counts returns a pool's operation count (running + pending in its subtree)
+// and running operation count; pool "" or RootID is the whole tree.
+func (a *Admission) Counts(pool PoolID) (operations, running int) {
+	p, ok := a.pools[poolKey(pool)]
+	if !ok {
+		return 0, 0
+	}
+	return p.ops, p.running
+}
+
+// Running returns the running operations in registration order.
+func (a *Admission) Running() []OperationID {
+	var out []OperationID
+	for _, id := range a.seq {
+		if a.ops[id].state == AdmissionRunning {
+			out = append(out, id)
+		}
+	}
+	return out
+}
