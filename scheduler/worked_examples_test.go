@@ -8,7 +8,9 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func res(slots, cpu, mem float64) Resources { return Resources{UserSlots: slots, CPU: cpu, Memory: mem} }
+func res(slots, cpu, mem float64) Resources {
+	return Resources{UserSlots: slots, CPU: cpu, Memory: mem}
+}
 
 func guarantee(cpu float64) PartialResources { return PartialResources{}.With(CPU, cpu) }
 

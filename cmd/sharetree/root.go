@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sharetree/sharetree/internal/scenario"
+)
+
+// usageError marks bad command-line input (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sharetree",
+		Short: "sharetree: a hierarchical fair-share cluster scheduler",
+		Long: "sharetree shares a cluster between pools of operations by hierarchical dominant-resource fairness\n" +
+			"with strong and integral (burst, relaxed) guarantees, in the lineage of the YTsaurus scheduler.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newFairshareCmd(), newDemoCmd())
+	return root
+}
+
+// exitCode maps an error to the process exit status.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, scenario.ErrInvalidScenario), errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, fs.ErrPermission):
+		return 2
+	default:
+		return 1
+	}
+}
+
+func writeError(w io.Writer, err error) {
+	fmt.Fprintf(w, "sharetree: %v\n", err)
+}
