@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 )
@@ -252,21 +251,4 @@ func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
 		}
 		return 0
 	})
-}
-
-// ancestorsOrSelf calls fn for i and each ancestor up to and including the
-// root.
-func (t *tree) ancestorsOrSelf(i int, fn func(e *element)) {
-	for ; i >= 0; i = t.elements[i].parent {
-		fn(t.elements[i])
-	}
-}
-
-func isFiniteShare(s Share) bool {
-	for _, v := range s {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
 }

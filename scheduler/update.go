@@ -1,9 +1,6 @@
 package scheduler
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Update runs one fair-share update on snap, continuing from prev (nil or
 // the zero State before the first update). It returns every element's
@@ -64,8 +61,6 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 		},
 		index: make(map[string]int, len(t.elements)),
 	}
-	smooth := t.cfg.Integral.SmoothPeriod.Seconds()
-	_ = smooth
 	for i, e := range t.elements {
 		r := &res.Elements[i]
 		*r = ElementResult{
@@ -192,5 +187,3 @@ func thresholdResources(p PartialResources) Resources {
 	}
 	return p.OrInfinite()
 }
-
-var _ = math.Inf

@@ -21,7 +21,7 @@ func newDemoCmd() *cobra.Command {
 			"documentation's project pools (adhoc, batch, backup) beside a burst and a relaxed integral pool, through\n" +
 			"steps that show guarantees, weights, integral volumes and operation limits. The live demo (scheduler,\n" +
 			"node agents and NATS in one process) replaces it when the running scheduler lands.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "json" && output != "table" {
 				return usageError{fmt.Errorf("demo: -o must be json or table, got %q", output)}

@@ -18,7 +18,7 @@ func newFairshareCmd() *cobra.Command {
 			"and prints what the fair-share engine computes for every pool and operation: fair share and its split into\n" +
 			"strong guarantee, integral guarantee and weight-proportional parts, demand, usage, limits, integral volumes,\n" +
 			"starvation status and pending reasons. Bad input exits with status 2 and a message naming the file and key.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usageError{fmt.Errorf("fairshare: -f FILE is required")}

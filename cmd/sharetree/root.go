@@ -26,11 +26,21 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Args = noArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newFairshareCmd(), newDemoCmd())
 	return root
+}
+
+// noArgs rejects positional arguments as bad input.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q (see --help)", cmd.CommandPath(), args[0])}
+	}
+	return nil
 }
 
 // exitCode maps an error to the process exit status.

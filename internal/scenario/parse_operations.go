@@ -31,6 +31,7 @@ type opState struct {
 	limits        scheduler.PartialResources
 	tolerance     *float64
 	timeout       *time.Duration
+	usageThresh   *scheduler.PartialResources
 	isGang        bool
 	unschedulable bool
 	// hasJobs tells whether the load is given as job groups (jobs) or as
@@ -151,6 +152,7 @@ func (d *decoder) opFields(op *opState, load *loadKeys) []field {
 		d.resourcesTo("resource_limits", &op.limits),
 		d.numberPtrTo("fair_share_starvation_tolerance", &op.tolerance),
 		d.durationPtrTo("fair_share_starvation_timeout", &op.timeout),
+		d.resourcesPtrTo("non_preemptible_resource_usage_threshold", &op.usageThresh),
 		d.boolTo("is_gang", &op.isGang),
 		d.boolTo("unschedulable", &op.unschedulable),
 	}
@@ -250,15 +252,16 @@ func (d *decoder) applyLoad(op *opState, load loadKeys, path string, node *yaml.
 // reported at path.
 func (d *decoder) resolveOperation(op *opState, path string, node *yaml.Node) error {
 	spec := scheduler.Operation{
-		ID:                           op.id,
-		Pool:                         op.pool,
-		Weight:                       clonePtr(op.weight),
-		StartTime:                    timeZero().Add(op.start),
-		ResourceLimits:               op.limits,
-		IsGang:                       op.isGang,
-		Unschedulable:                op.unschedulable,
-		FairShareStarvationTolerance: clonePtr(op.tolerance),
-		FairShareStarvationTimeout:   clonePtr(op.timeout),
+		ID:                                   op.id,
+		Pool:                                 op.pool,
+		Weight:                               clonePtr(op.weight),
+		StartTime:                            timeZero().Add(op.start),
+		ResourceLimits:                       op.limits,
+		IsGang:                               op.isGang,
+		Unschedulable:                        op.unschedulable,
+		FairShareStarvationTolerance:         clonePtr(op.tolerance),
+		FairShareStarvationTimeout:           clonePtr(op.timeout),
+		NonPreemptibleResourceUsageThreshold: clonePtr(op.usageThresh),
 	}
 	if op.hasJobs {
 		spec.Demand, spec.Usage = jobTotals(op.jobs)

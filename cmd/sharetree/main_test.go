@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestFairshareJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "fairshare", "-f", "../../internal/scenario/testdata/public/seeds-project-pools.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var rep struct {
+		Version int `json:"version"`
+		Steps   []struct {
+			Time     string                                `json:"time"`
+			Elements map[string]map[string]json.RawMessage `json:"elements"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if rep.Version != 1 || len(rep.Steps) != 2 {
+		t.Fatalf("version %d, %d steps; want 1 and 2", rep.Version, len(rep.Steps))
+	}
+	batch := rep.Steps[1].Elements["project-batch"]
+	var fs struct {
+		Total map[string]float64 `json:"total"`
+	}
+	if err := json.Unmarshal(batch["fair_share"], &fs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fs.Total["cpu"], 0.6363636363636364; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("project-batch fair share cpu = %v, want %v", got, want)
+	}
+	if len(fs.Total) != 5 {
+		t.Errorf("share has %d resources, want all 5: %v", len(fs.Total), fs.Total)
+	}
+}
+
+func TestFairshareTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "fairshare", "-o", "table", "-f", "../../internal/scenario/testdata/public/seeds-project-pools.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"ELEMENT", "FAIR cpu", "      adhoc-small", "project-batch", "0.6364"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
+	bad := writeFile(t, "bad.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools:\n  - {name: a, wieght: 2}\n")
+	cases := map[string]struct {
+		args    []string
+		wantErr []string
+	}{
+		"unknown key":     {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
+		"missing file":    {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
+		"no -f":           {[]string{"fairshare"}, []string{"-f FILE is required"}},
+		"bad -o":          {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
+		"unknown flag":    {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
+		"demo bad -o":     {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},
+		"positional arg":  {[]string{"fairshare", "-f", bad, "extra"}, []string{`unexpected argument "extra"`}},
+		"unknown command": {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDemoRuns(t *testing.T) {
+	code, out, errOut := runCLI(t, "demo")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"project-root", "project-batch", "burst", "relaxed", "pending"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}
