@@ -288,18 +288,23 @@ func clipToUnit(f sfunc) sfunc {
 }
 
 // minS is the pointwise minimum of scalar functions that all span [0, 1],
-// with the crossing points of their linear pieces.
+// with the crossing points of their linear pieces. A breakpoint of a function
+// that is not the minimum there is not emitted (the minimum is linear
+// through it), so the result has about as many points as the functions that
+// bind, not as all of them together.
 func minS(fs []sfunc) sfunc {
 	n := len(fs)
 	idx := make([]int, n)
 	ra := make([]float64, n)
 	sl := make([]float64, n)
+	atBreak := make([]bool, n)
 	size := 0
 	for _, f := range fs {
-		size += len(f)
+		size = max(size, len(f))
 	}
-	out := make(sfunc, 0, size+4)
+	out := make(sfunc, 0, 2*size+4)
 	x := 0.0
+	prevCur := -1
 	for {
 		// Values at x: left and right limits of every function.
 		l, r := math.Inf(1), math.Inf(1)
@@ -310,11 +315,13 @@ func minS(fs []sfunc) sfunc {
 			}
 			idx[k] = i
 			var lv, rv float64
+			atBreak[k] = false
 			switch {
 			case i == len(f):
 				lv, rv = f[i-1].r, f[i-1].r
 			case f[i].x == x:
 				lv, rv = f[i].l, f[i].r
+				atBreak[k] = true
 			default:
 				lv = lerp(f[i-1].x, f[i-1].r, f[i].x, f[i].l, x)
 				rv = lv
@@ -322,8 +329,8 @@ func minS(fs []sfunc) sfunc {
 			l, r = math.Min(l, lv), math.Min(r, rv)
 			ra[k] = rv
 		}
-		out = appendS(out, x, l, r)
 		if x >= 1 {
+			out = appendS(out, x, l, r)
 			break
 		}
 		// The next breakpoint of any function.
@@ -351,13 +358,18 @@ func minS(fs []sfunc) sfunc {
 			}
 			sl[k] = (lb - ra[k]) / (nx - x)
 		}
-		// Lower envelope crossings on (x, nx).
 		cur := 0
 		for k := 1; k < n; k++ {
 			if ra[k] < ra[cur] || (ra[k] == ra[cur] && sl[k] < sl[cur]) {
 				cur = k
 			}
 		}
+		// x is a point of the minimum if the minimum jumps there, the binding
+		// function changes, or the binding function bends there.
+		if len(out) == 0 || l != r || cur != prevCur || atBreak[cur] {
+			out = appendS(out, x, l, r)
+		}
+		// Lower envelope crossings on (x, nx).
 		t := x
 		for {
 			best, bestT := -1, nx
@@ -377,6 +389,7 @@ func minS(fs []sfunc) sfunc {
 			out = appendS(out, bestT, v, v)
 			cur, t = best, bestT
 		}
+		prevCur = cur
 		x = nx
 	}
 	return out
