@@ -68,34 +68,40 @@ func (t *tree) prepare(i int) {
 	for _, c := range e.children {
 		t.prepare(c)
 	}
+	w := &t.ws
 	switch {
 	case e.kind == KindOperation:
 		gang := e.op.IsGang && t.cfg.EnableStepFunctionForGangOperations
-		e.fnF = operationFunc(e.usageShare, e.demandShare, gang)
+		w.f = operationFunc(w.f, e.usageShare, e.demandShare, gang)
 	case t.isFIFO(e):
-		fns := make([]vfunc, len(e.children))
-		for k, c := range e.children {
-			fns[k] = t.elements[c].fnS
+		w.fifo = w.fifo[:0]
+		for _, c := range e.children {
+			w.fifo = append(w.fifo, t.elements[c].fnS)
 		}
-		e.fnF = concatFIFO(fns)
+		w.f = concatFIFO(w.f, w.fifo)
 	case len(e.children) == 0:
-		e.fnF = constV(0, 1, Share{})
+		w.f = append(w.f[:0], vpoint{x: 0}, vpoint{x: 1})
 	default:
 		scales := t.childScales(e)
-		terms := make([]scaledChild, len(e.children))
+		w.terms = w.terms[:0]
 		for k, c := range e.children {
-			terms[k] = scaledChild{fn: t.elements[c].fnS, scale: scales[k]}
+			w.terms = append(w.terms, scaledChild{fn: t.elements[c].fnS, scale: scales[k]})
 		}
-		e.fnF = sumScaled(terms)
+		w.f = sumScaled(w, w.f, w.terms)
 	}
-	e.fnM, e.fnS = suggestionFunctions(e.fnF, e.sgs.Add(e.pis), e.limitsShare)
+	e.fLo = w.f.lo()
+	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
+	e.fnS = w.keepV(s)
+	if e.kind != KindOperation {
+		e.fnM = w.keepS(m)
+	}
 	e.prepared = true
 }
 
 // reset discards element i's own functions (descendants keep theirs).
 func (t *tree) reset(i int) {
 	e := t.elements[i]
-	e.fnF, e.fnM, e.fnS, e.prepared = nil, nil, nil, false
+	e.fnM, e.fnS, e.prepared = nil, nil, false
 }
 
 // childSuggestions maps a pool's fit factor to its children's suggestions.
@@ -146,7 +152,7 @@ func (t *tree) distribute(i int, s float64) {
 	}
 	bound := total.AddScalar(epsilon)
 	if !bound.Dominates(sumAt(f)) {
-		lo, hi := e.fnF.lo(), f
+		lo, hi := e.fLo, f
 		for range 64 {
 			mid := (lo + hi) / 2
 			if bound.Dominates(sumAt(mid)) {

@@ -11,17 +11,16 @@ import (
 // (F_r(f) = min(U_r, f·max U)); on [1, 2] it grows linearly from usage to
 // demand. A gang operation (with the step function enabled) gets nothing on
 // [0, 1] and jumps to its whole demand at f = 1.
-func operationFunc(usage, demand Share, gang bool) vfunc {
+func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 	demand = demand.Max(usage)
+	f := dst[:0]
 	if gang {
-		return vfunc{
-			{x: 0},
-			{x: 1, r: demand},
-			{x: 2, l: demand, r: demand},
-		}
+		return append(f,
+			vpoint{x: 0},
+			vpoint{x: 1, r: demand},
+			vpoint{x: 2, l: demand, r: demand})
 	}
 	m := usage.MaxComponent()
-	f := make(vfunc, 0, NumResources+3)
 	f = append(f, vpoint{x: 0})
 	if m > 0 {
 		var ts [NumResources]float64
@@ -82,9 +81,9 @@ func (h *cursorHeap) Pop() any {
 // of the children's slopes; a resource none of whose children is sloped has
 // slope exactly 0, so flat pieces stay exactly flat (their levels matter for
 // left-continuity).
-func sumScaled(children []scaledChild) vfunc {
+func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 	var base Share
-	sloped := children[:0:0]
+	sloped := children[:0]
 	for _, c := range children {
 		if c.scale <= 0 {
 			base = base.Add(c.fn[0].l)
@@ -93,11 +92,11 @@ func sumScaled(children []scaledChild) vfunc {
 		sloped = append(sloped, c)
 	}
 	if len(sloped) == 0 {
-		return constV(0, 1, base)
+		return append(dst[:0], vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
 	}
 	if len(sloped) == 1 {
 		c := sloped[0]
-		out := make(vfunc, 0, len(c.fn)+1)
+		out := dst[:0]
 		for _, p := range c.fn {
 			out = appendV(out, p.x/c.scale, p.l.Add(base), p.r.Add(base))
 		}
@@ -113,19 +112,18 @@ func sumScaled(children []scaledChild) vfunc {
 	for _, c := range sloped {
 		value = value.Add(c.fn[0].l)
 	}
-	slopes := make([]Share, len(sloped))
+	w.slopes = grow(w.slopes, len(sloped))
+	slopes := w.slopes
+	clear(slopes)
 	var total Share
 	var count [NumResources]int
-	h := make(cursorHeap, 0, len(sloped))
+	h := w.heap[:0]
 	for i, c := range sloped {
 		h = append(h, cursor{child: i, next: 0, x: c.fn[0].x / c.scale})
 	}
 	heap.Init(&h)
-	total2 := 0
-	for _, c := range sloped {
-		total2 += len(c.fn)
-	}
-	out := make(vfunc, 0, total2+1)
+	defer func() { w.heap = h[:0] }()
+	out := dst[:0]
 	prevX := 0.0
 	for h.Len() > 0 {
 		x := h[0].x
@@ -194,15 +192,11 @@ func sumScaled(children []scaledChild) vfunc {
 // concatFIFO builds a fifo pool's FairShareByFitFactor on [0, n]: child i (in
 // fifo order) owns [i, i+1] and is served only after every earlier child
 // reached its suggestion 1.
-func concatFIFO(children []vfunc) vfunc {
+func concatFIFO(dst vfunc, children []vfunc) vfunc {
 	if len(children) == 0 {
-		return constV(0, 1, Share{})
+		return append(dst[:0], vpoint{x: 0}, vpoint{x: 1})
 	}
-	size := 0
-	for _, c := range children {
-		size += len(c)
-	}
-	out := make(vfunc, 0, size)
+	out := dst[:0]
 	var prefix Share
 	for i, c := range children {
 		off := float64(i)
@@ -292,17 +286,12 @@ func clipToUnit(f sfunc) sfunc {
 // that is not the minimum there is not emitted (the minimum is linear
 // through it), so the result has about as many points as the functions that
 // bind, not as all of them together.
-func minS(fs []sfunc) sfunc {
+func minS(w *workspace, dst sfunc, fs []sfunc) sfunc {
 	n := len(fs)
-	idx := make([]int, n)
-	ra := make([]float64, n)
-	sl := make([]float64, n)
-	atBreak := make([]bool, n)
-	size := 0
-	for _, f := range fs {
-		size = max(size, len(f))
-	}
-	out := make(sfunc, 0, 2*size+4)
+	w.idx, w.ra, w.sl, w.atBreak = grow(w.idx, n), grow(w.ra, n), grow(w.sl, n), grow(w.atBreak, n)
+	idx, ra, sl, atBreak := w.idx, w.ra, w.sl, w.atBreak
+	clear(idx)
+	out := dst[:0]
 	x := 0.0
 	prevCur := -1
 	for {
@@ -407,8 +396,8 @@ func lerpAt(f sfunc, i int, t float64) float64 {
 // compose builds S = F∘M on [0, 1] for a non-decreasing M. Where M is flat,
 // S is F at that fit factor (left-continuous); where M increases, S follows F
 // and picks up F's breakpoints in between.
-func compose(f vfunc, m sfunc) vfunc {
-	out := make(vfunc, 0, len(m)+len(f))
+func compose(dst vfunc, f vfunc, m sfunc) vfunc {
+	out := dst[:0]
 	for j, p := range m {
 		lv := f.at(p.l)
 		if j == len(m)-1 {
@@ -441,27 +430,30 @@ func compose(f vfunc, m sfunc) vfunc {
 // FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
 // guarantee share g and limits share lim. The vector suggestion for s is
 // clip(g + s, ·, lim) per resource; M is the smallest over resources of the
-// largest fit factor meeting it.
-func suggestionFunctions(f vfunc, g, lim Share) (sfunc, vfunc) {
+// largest fit factor meeting it. Both results live in the workspace's scratch
+// buffers until the next call.
+func suggestionFunctions(w *workspace, f vfunc, g, lim Share) (sfunc, vfunc) {
 	flo, fhi := f[0].l, f[len(f)-1].l
-	var active []sfunc
+	active := w.active[:0]
 	for r := range NumResources {
 		if fhi[r] <= flo[r] {
 			continue // not demanded: no constraint
 		}
 		lr := clamp(lim[r], flo[r], fhi[r])
 		gr := clamp(g[r], flo[r], lr)
-		active = append(active, transposeComponent(f, r, gr, lr, make(sfunc, 0, len(f)+2)))
+		w.mr[r] = transposeComponent(f, r, gr, lr, w.mr[r])
+		active = append(active, w.mr[r])
 	}
-	var m sfunc
+	w.active = active
 	switch len(active) {
 	case 0:
 		hi := f.hi()
-		m = sfunc{{x: 0, l: hi, r: hi}, {x: 1, l: hi, r: hi}}
+		w.m = append(w.m[:0], spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi})
 	case 1:
-		m = active[0]
+		w.m = append(w.m[:0], active[0]...)
 	default:
-		m = minS(active)
+		w.m = minS(w, w.m, active)
 	}
-	return m, compose(f, m)
+	w.s = compose(w.s, f, w.m)
+	return w.m, w.s
 }

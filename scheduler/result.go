@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // DetailedShare splits a fair share into what strong guarantees, integral
 // guarantees and weights contributed. Total = StrongGuarantee +
@@ -159,12 +162,21 @@ type Result struct {
 	// State is what the next update needs.
 	State State
 
-	index map[string]int
+	indexOnce sync.Once
+	index     map[string]int
 }
 
 // Element returns the result of the element with the given name (RootID for
 // the root).
 func (r *Result) Element(name string) (*ElementResult, bool) {
+	r.indexOnce.Do(func() {
+		r.index = make(map[string]int, len(r.Elements))
+		for i := range r.Elements {
+			if _, dup := r.index[r.Elements[i].Name]; !dup {
+				r.index[r.Elements[i].Name] = i
+			}
+		}
+	})
 	i, ok := r.index[name]
 	if !ok {
 		return nil, false

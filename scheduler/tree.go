@@ -69,7 +69,7 @@ type element struct {
 	weight float64
 
 	// Fit-factor functions.
-	fnF      vfunc
+	fLo      float64 // start of the FairShareByFitFactor domain
 	fnM      sfunc
 	fnS      vfunc
 	prepared bool
@@ -93,11 +93,10 @@ type element struct {
 // operations by fifo_sort_parameters).
 type tree struct {
 	elements []*element
-	byPool   map[PoolID]int
-	byOp     map[OperationID]int
 	total    Resources
 	ones     Share
 	cfg      *TreeConfig
+	ws       workspace
 }
 
 func buildTree(snap *Snapshot) (*tree, error) {
@@ -110,13 +109,12 @@ func buildTree(snap *Snapshot) (*tree, error) {
 		}
 	}
 	t := &tree{
-		byPool: make(map[PoolID]int, len(snap.Pools)),
-		byOp:   make(map[OperationID]int, len(snap.Operations)),
-		total:  snap.Cluster.Total,
-		ones:   Ones(snap.Cluster.Total),
-		cfg:    &snap.Tree,
+		total: snap.Cluster.Total,
+		ones:  Ones(snap.Cluster.Total),
+		cfg:   &snap.Tree,
 	}
-	// Index pools and check names and parents.
+	// Index pools and check names and parents. Slot 0 of the child lists is
+	// the root; pool i is slot i+1.
 	poolIdx := make(map[PoolID]int, len(snap.Pools))
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
@@ -128,83 +126,92 @@ func buildTree(snap *Snapshot) (*tree, error) {
 		}
 		poolIdx[p.Name] = i
 	}
-	childPools := make(map[PoolID][]int, len(snap.Pools)) // parent -> pool indices, input order
+	slot := func(p PoolID) (int, bool) {
+		if p == "" {
+			return 0, true
+		}
+		i, ok := poolIdx[p]
+		return i + 1, ok
+	}
+	childPools := make([][]int, len(snap.Pools)+1)
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
-		if p.Parent != "" {
-			if _, ok := poolIdx[p.Parent]; !ok {
-				return nil, fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, p.Name, p.Parent)
-			}
+		ps, ok := slot(p.Parent)
+		if !ok {
+			return nil, fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, p.Name, p.Parent)
 		}
-		childPools[p.Parent] = append(childPools[p.Parent], i)
+		childPools[ps] = append(childPools[ps], i)
 	}
-	childOps := make(map[PoolID][]int, len(snap.Pools))
-	seenOps := make(map[OperationID]bool, len(snap.Operations))
+	childOps := make([][]int, len(snap.Pools)+1)
+	seenOps := make(map[OperationID]struct{}, len(snap.Operations))
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		if err := o.Validate(); err != nil {
 			return nil, err
 		}
-		if seenOps[o.ID] {
+		if _, dup := seenOps[o.ID]; dup {
 			return nil, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
 		}
-		seenOps[o.ID] = true
-		if o.Pool != "" {
-			if _, ok := poolIdx[o.Pool]; !ok {
-				return nil, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
-			}
+		seenOps[o.ID] = struct{}{}
+		if _, clash := poolIdx[PoolID(o.ID)]; clash {
+			return nil, fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
 		}
-		childOps[o.Pool] = append(childOps[o.Pool], i)
+		ps, ok := slot(o.Pool)
+		if !ok {
+			return nil, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
+		}
+		childOps[ps] = append(childOps[ps], i)
 	}
 
-	root := &element{kind: KindRoot, name: RootID, parent: -1}
-	t.elements = append(t.elements, root)
-	visiting := make(map[PoolID]bool)
-	var add func(parent int, key PoolID, mode Mode, depth int) error
-	add = func(parent int, key PoolID, mode Mode, depth int) error {
+	n := 1 + len(snap.Pools) + len(snap.Operations)
+	t.ws.chunk = min(4*n, maxChunk)
+	store := make([]element, n)
+	t.elements = make([]*element, 0, n)
+	store[0] = element{kind: KindRoot, name: RootID, parent: -1}
+	t.elements = append(t.elements, &store[0])
+	newElement := func(e element) int {
+		idx := len(t.elements)
+		store[idx] = e
+		t.elements = append(t.elements, &store[idx])
+		parent := t.elements[e.parent]
+		parent.children = append(parent.children, idx)
+		return idx
+	}
+	var add func(parent, key int, mode Mode, depth int) error
+	add = func(parent, key int, mode Mode, depth int) error {
 		if mode == ModeFIFO && len(childPools[key]) > 0 {
-			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, key)
+			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, snap.Pools[key-1].Name)
 		}
+		t.elements[parent].children = make([]int, 0, len(childPools[key])+len(childOps[key]))
 		for _, pi := range childPools[key] {
 			p := &snap.Pools[pi]
-			if visiting[p.Name] {
-				return fmt.Errorf("%w: pool %q is part of a cycle", ErrInvalidTree, p.Name)
-			}
-			visiting[p.Name] = true
-			idx := len(t.elements)
-			e := &element{kind: KindPool, name: string(p.Name), parent: parent, pool: p, depth: depth}
-			t.elements = append(t.elements, e)
-			t.elements[parent].children = append(t.elements[parent].children, idx)
-			t.byPool[p.Name] = idx
-			if err := add(idx, p.Name, p.Mode, depth+1); err != nil {
+			idx := newElement(element{kind: KindPool, name: string(p.Name), parent: parent, pool: p, depth: depth})
+			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
 		}
 		ops := childOps[key]
 		if mode == ModeFIFO {
 			ops = slices.Clone(ops)
-			var params []FifoSortParameter
-			if pi, ok := poolIdx[key]; ok {
-				params = snap.Pools[pi].FifoSortParameters
-			}
-			sortFIFO(ops, snap.Operations, params)
+			sortFIFO(ops, snap.Operations, snap.Pools[key-1].FifoSortParameters)
 		}
 		for fi, oi := range ops {
 			o := &snap.Operations[oi]
-			idx := len(t.elements)
-			e := &element{kind: KindOperation, name: string(o.ID), parent: parent, op: o, depth: depth, fifoIndex: fi}
-			t.elements = append(t.elements, e)
-			t.elements[parent].children = append(t.elements[parent].children, idx)
-			t.byOp[o.ID] = idx
+			newElement(element{kind: KindOperation, name: string(o.ID), parent: parent, op: o, depth: depth, fifoIndex: fi})
 		}
 		return nil
 	}
-	if err := add(0, "", ModeFairShare, 1); err != nil {
+	if err := add(0, 0, ModeFairShare, 1); err != nil {
 		return nil, err
 	}
-	if len(t.byPool) != len(snap.Pools) {
+	if len(t.elements) != n {
+		// Pools that are not reachable from the root form a cycle.
+		reached := make(map[string]bool, len(t.elements))
+		for _, e := range t.elements {
+			reached[e.name] = true
+		}
 		for i := range snap.Pools {
-			if _, ok := t.byPool[snap.Pools[i].Name]; !ok {
+			if !reached[string(snap.Pools[i].Name)] {
 				return nil, fmt.Errorf("%w: pool %q is part of a cycle (not reachable from the root)", ErrInvalidTree, snap.Pools[i].Name)
 			}
 		}

@@ -18,11 +18,6 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for id := range t.byOp {
-		if _, clash := t.byPool[PoolID(id)]; clash {
-			return nil, fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, id)
-		}
-	}
 	t.inferStrongGuarantees()
 	t.computeAttributes(snap.Cluster.Nodes)
 	burst, relaxed := t.integralLists()
@@ -59,7 +54,6 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 			Pools:      make(map[PoolID]PoolState),
 			Operations: make(map[OperationID]OperationState),
 		},
-		index: make(map[string]int, len(t.elements)),
 	}
 	for i, e := range t.elements {
 		r := &res.Elements[i]
@@ -133,9 +127,6 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 					}
 				}
 			}
-		}
-		if _, dup := res.index[e.name]; !dup {
-			res.index[e.name] = i
 		}
 	}
 	return res

@@ -1,0 +1,69 @@
+package scheduler
+
+// workspace holds the scratch buffers reused while the fit-factor functions
+// of one update are built, and the arena that keeps the functions an update
+// needs afterwards (every element's FairShareBySuggestion, and the pools'
+// MaxFitFactorBySuggestion). Functions are built in scratch space and copied
+// into the arena with their exact size, so one update allocates a few large
+// chunks instead of several small slices per element.
+type workspace struct {
+	f      vfunc
+	mr     [NumResources]sfunc
+	active []sfunc
+	m      sfunc
+	s      vfunc
+	terms  []scaledChild
+	fifo   []vfunc
+
+	// sumScaled
+	slopes []Share
+	heap   cursorHeap
+	// minS
+	idx     []int
+	ra, sl  []float64
+	atBreak []bool
+
+	vchunk []vpoint
+	schunk []spoint
+	// chunk is the size of the next arena chunk; it starts from the tree's
+	// size and doubles up to maxChunk.
+	chunk int
+}
+
+const maxChunk = 1 << 16
+
+func (w *workspace) nextChunk(n int) int {
+	c := max(w.chunk, n)
+	w.chunk = min(2*max(w.chunk, 16), maxChunk)
+	return c
+}
+
+// keepV copies f into the arena.
+func (w *workspace) keepV(f vfunc) vfunc {
+	n := len(f)
+	if cap(w.vchunk)-len(w.vchunk) < n {
+		w.vchunk = make([]vpoint, 0, w.nextChunk(n))
+	}
+	start := len(w.vchunk)
+	w.vchunk = append(w.vchunk, f...)
+	return w.vchunk[start : start+n : start+n]
+}
+
+// keepS copies f into the arena.
+func (w *workspace) keepS(f sfunc) sfunc {
+	n := len(f)
+	if cap(w.schunk)-len(w.schunk) < n {
+		w.schunk = make([]spoint, 0, w.nextChunk(n))
+	}
+	start := len(w.schunk)
+	w.schunk = append(w.schunk, f...)
+	return w.schunk[start : start+n : start+n]
+}
+
+// grow returns s resized to n elements (contents unspecified).
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, 2*n)
+	}
+	return s[:n]
+}
