@@ -148,7 +148,7 @@ func TestFIFOServesInOrder(t *testing.T) {
 func TestStrongGuaranteeOvercommitScaling(t *testing.T) {
 	total := res(100, 100, 1000)
 	for name, tc := range map[string]struct {
-		a, b       float64
+		a, b      float64
 		wantA, wB float64
 	}{
 		"30+90 on 100":  {30, 90, 0.25, 0.75},
