@@ -148,7 +148,10 @@ type TreeConfig struct {
 	// MaxRunningOperationCountPerPool: default max_running_operation_count of
 	// a pool. Default 8 (the pool-tree documentation's default).
 	MaxRunningOperationCountPerPool int
-	// DefaultParentPool: where operations without a pool go. "" is the root.
+	// DefaultParentPool: the pool under which the running scheduler creates a
+	// user's ephemeral pool for a submission that names no pool. "" is the
+	// root. The engine and Admission do not read it: to them an operation
+	// whose Pool is "" is in the root.
 	DefaultParentPool PoolID
 	// EnableStepFunctionForGangOperations: gang operations get all of their
 	// demand or nothing. Default false.

@@ -98,10 +98,16 @@ func (t *tree) prepare(i int) {
 	e.prepared = true
 }
 
-// reset discards element i's own functions (descendants keep theirs).
+// reset discards element i's functions and those of its ancestors, which
+// were built from them; descendants keep theirs and are reused. (The
+// reference discards only the element's own functions: an ancestor prepared
+// while serving an outer integral pool would then keep a stale sum, and the
+// final pass would never rebuild the reset element below it.)
 func (t *tree) reset(i int) {
-	e := t.elements[i]
-	e.fnM, e.fnS, e.prepared = nil, nil, false
+	for ; i >= 0; i = t.elements[i].parent {
+		e := t.elements[i]
+		e.fnM, e.fnS, e.prepared = nil, nil, false
+	}
 }
 
 // childSuggestions maps a pool's fit factor to its children's suggestions.

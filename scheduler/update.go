@@ -1,6 +1,10 @@
 package scheduler
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Update runs one fair-share update on snap, continuing from prev (nil or
 // the zero State before the first update). It returns every element's
@@ -107,6 +111,13 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 				res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: e.belowFairShareTime}
 			}
 			if len(e.op.Jobs) > 0 {
+				jobs := slices.Clone(e.op.Jobs)
+				slices.SortStableFunc(jobs, func(a, b Job) int {
+					if c := a.StartTime.Compare(b.StartTime); c != 0 {
+						return c
+					}
+					return strings.Compare(a.ID, b.ID)
+				})
 				r.Jobs = ClassifyJobs(ClassifyInput{
 					FairShare:           e.fairShare,
 					Demand:              e.demandShare,
@@ -114,7 +125,7 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 					AggressiveThreshold: t.cfg.AggressivePreemptionSatisfactionThreshold,
 					Threshold:           t.cfg.PreemptionSatisfactionThreshold,
 					UsageThreshold:      t.usageThreshold(e),
-					Jobs:                e.op.Jobs,
+					Jobs:                jobs,
 				})
 				for _, j := range r.Jobs {
 					switch j.Class {
