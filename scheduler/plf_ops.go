@@ -44,6 +44,16 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 	return f
 }
 
+// steepWidth and steepSlope keep the running slope sum of sumScaled exact
+// enough: a segment narrower than steepWidth becomes a jump at its end, and
+// the sum is re-added from the children's slopes whenever a slope steeper
+// than steepSlope enters or leaves it (adding and then subtracting a huge
+// slope would wipe out the small ones).
+const (
+	steepWidth = 1e-12
+	steepSlope = 1e3
+)
+
 // scaledChild is one term of a fair_share pool's FairShareByFitFactor:
 // S_c(min(1, f·scale)). A zero scale contributes the constant S_c(0).
 type scaledChild struct {
@@ -113,8 +123,10 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 		value = value.Add(c.fn[0].l)
 	}
 	w.slopes = grow(w.slopes, len(sloped))
-	slopes := w.slopes
+	w.pending = grow(w.pending, len(sloped))
+	slopes, pending := w.slopes, w.pending
 	clear(slopes)
+	clear(pending)
 	var total Share
 	var count [NumResources]int
 	h := w.heap[:0]
@@ -136,20 +148,28 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 			}
 		}
 		right := left
+		var resync [NumResources]bool
 		for h.Len() > 0 && h[0].x == x {
 			cur := h[0]
 			c := sloped[cur.child]
 			p := c.fn[cur.next]
-			right = right.Add(p.r.Sub(p.l))
+			// A rise deferred from a near-vertical segment ending here.
+			left = left.Add(pending[cur.child])
+			right = right.Add(pending[cur.child]).Add(p.r.Sub(p.l))
+			pending[cur.child] = Share{}
 			old := slopes[cur.child]
 			var ns Share
 			if cur.next+1 < len(c.fn) {
 				q := c.fn[cur.next+1]
 				dx := q.x/c.scale - x
-				if dx > 0 {
+				if dx > steepWidth {
 					for k := range ns {
 						ns[k] = (q.l[k] - p.r[k]) / dx
 					}
+				} else {
+					// Too narrow to carry as a slope without wrecking the
+					// running sum: treat the rise as a jump at its end.
+					pending[cur.child] = q.l.Sub(p.r)
 				}
 			}
 			for k := range ns {
@@ -159,9 +179,12 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 				if ns[k] != 0 {
 					count[k]++
 				}
-				if count[k] == 0 {
+				switch {
+				case count[k] == 0:
 					total[k] = 0
-				} else {
+				case math.Abs(old[k]) > steepSlope || math.Abs(ns[k]) > steepSlope:
+					resync[k] = true
+				default:
 					total[k] += ns[k] - old[k]
 				}
 			}
@@ -172,6 +195,14 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 				heap.Fix(&h, 0)
 			} else {
 				heap.Pop(&h)
+			}
+		}
+		for k, r := range resync {
+			if r && count[k] > 0 {
+				total[k] = 0
+				for _, sl := range slopes {
+					total[k] += sl[k]
+				}
 			}
 		}
 		if n := len(out); n > 0 {

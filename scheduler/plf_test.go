@@ -189,3 +189,26 @@ func TestInferredWeights(t *testing.T) {
 		}
 	}
 }
+
+// A child whose breakpoints are one ulp apart with a real rise between them
+// (it happens after scaling by a weight ratio) must not wreck the running
+// slope sum of the other children.
+func TestSumScaledNearVerticalSegment(t *testing.T) {
+	var w workspace
+	x0 := 0.00081075977950967402
+	x1 := math.Nextafter(x0, 1)
+	steep := vfunc{{x: 0}, {x: x0, l: sv(0.001), r: sv(0.001)}, {x: x1, l: sv(0.0012), r: sv(0.0012)}, {x: 1, l: sv(0.002), r: sv(0.002)}}
+	ramp := vfunc{{x: 0}, {x: 1, l: sv(0.5), r: sv(0.5)}}
+	other := vfunc{{x: 0}, {x: 0.3, l: sv(0.1), r: sv(0.1)}, {x: 1, l: sv(0.2), r: sv(0.2)}}
+	terms := []scaledChild{{fn: steep, scale: 1}, {fn: ramp, scale: 1}, {fn: other, scale: 2}}
+	f := sumScaled(&w, nil, terms)
+	for _, x := range []float64{x0, x1, 0.001, 0.1, 0.15, 0.5, 0.9, 1} {
+		var direct Share
+		for _, c := range terms {
+			direct = direct.Add(c.fn.at(min(1, x*c.scale)))
+		}
+		if got := f.at(x)[0]; math.Abs(got-direct[0]) > 1e-12 {
+			t.Errorf("sum at %g = %.15g, direct %.15g", x, got, direct[0])
+		}
+	}
+}

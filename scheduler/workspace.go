@@ -16,8 +16,9 @@ type workspace struct {
 	fifo   []vfunc
 
 	// sumScaled
-	slopes []Share
-	heap   cursorHeap
+	slopes  []Share
+	pending []Share
+	heap    cursorHeap
 	// minS
 	idx     []int
 	ra, sl  []float64
