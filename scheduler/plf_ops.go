@@ -51,7 +51,7 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 // slope would wipe out the small ones).
 const (
 	steepWidth = 1e-12
-	steepSlope = 1e3
+	steepSlope = 1e6
 )
 
 // scaledChild is one term of a fair_share pool's FairShareByFitFactor:
