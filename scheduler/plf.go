@@ -117,11 +117,3 @@ func appendS(f sfunc, x, l, r float64) sfunc {
 	}
 	return append(f, spoint{x: x, l: l, r: r})
 }
-
-// constV is the constant function v on [lo, hi].
-func constV(lo, hi float64, v Share) vfunc {
-	if hi <= lo {
-		return vfunc{{x: lo, l: v, r: v}}
-	}
-	return vfunc{{x: lo, l: v, r: v}, {x: hi, l: v, r: v}}
-}

@@ -101,57 +101,25 @@ func (p PartialResources) OrInfinite() Resources {
 }
 
 // Add returns a+b.
-func (a Resources) Add(b Resources) Resources {
-	for i := range a {
-		a[i] += b[i]
-	}
-	return a
-}
+func (a Resources) Add(b Resources) Resources { return vadd(a, b) }
 
 // Sub returns a-b.
-func (a Resources) Sub(b Resources) Resources {
-	for i := range a {
-		a[i] -= b[i]
-	}
-	return a
-}
+func (a Resources) Sub(b Resources) Resources { return vsub(a, b) }
 
 // Scale returns a*k.
-func (a Resources) Scale(k float64) Resources {
-	for i := range a {
-		a[i] *= k
-	}
-	return a
-}
+func (a Resources) Scale(k float64) Resources { return vscale(a, k) }
 
 // Min returns the componentwise minimum.
-func (a Resources) Min(b Resources) Resources {
-	for i := range a {
-		a[i] = math.Min(a[i], b[i])
-	}
-	return a
-}
+func (a Resources) Min(b Resources) Resources { return vmin(a, b) }
 
 // Max returns the componentwise maximum.
-func (a Resources) Max(b Resources) Resources {
-	for i := range a {
-		a[i] = math.Max(a[i], b[i])
-	}
-	return a
-}
+func (a Resources) Max(b Resources) Resources { return vmax(a, b) }
 
 // IsZero reports whether every component is 0.
 func (a Resources) IsZero() bool { return a == Resources{} }
 
 // Dominates reports whether a_r >= b_r for every resource.
-func (a Resources) Dominates(b Resources) bool {
-	for i := range a {
-		if a[i] < b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (a Resources) Dominates(b Resources) bool { return vdominates(a, b) }
 
 // Round rounds every component to its representable value: the nearest
 // integer, and the nearest 0.01 for cpu. The reference applies this whenever a

@@ -18,28 +18,13 @@ func Ones(total Resources) Share {
 }
 
 // Add returns a+b.
-func (a Share) Add(b Share) Share {
-	for i := range a {
-		a[i] += b[i]
-	}
-	return a
-}
+func (a Share) Add(b Share) Share { return vadd(a, b) }
 
 // Sub returns a-b.
-func (a Share) Sub(b Share) Share {
-	for i := range a {
-		a[i] -= b[i]
-	}
-	return a
-}
+func (a Share) Sub(b Share) Share { return vsub(a, b) }
 
 // Scale returns a*k.
-func (a Share) Scale(k float64) Share {
-	for i := range a {
-		a[i] *= k
-	}
-	return a
-}
+func (a Share) Scale(k float64) Share { return vscale(a, k) }
 
 // AddScalar returns a+k in every component.
 func (a Share) AddScalar(k float64) Share {
@@ -50,20 +35,10 @@ func (a Share) AddScalar(k float64) Share {
 }
 
 // Min returns the componentwise minimum.
-func (a Share) Min(b Share) Share {
-	for i := range a {
-		a[i] = math.Min(a[i], b[i])
-	}
-	return a
-}
+func (a Share) Min(b Share) Share { return vmin(a, b) }
 
 // Max returns the componentwise maximum.
-func (a Share) Max(b Share) Share {
-	for i := range a {
-		a[i] = math.Max(a[i], b[i])
-	}
-	return a
-}
+func (a Share) Max(b Share) Share { return vmax(a, b) }
 
 // ClampZero returns max(a, 0) componentwise.
 func (a Share) ClampZero() Share { return a.Max(Share{}) }
@@ -88,14 +63,7 @@ func (a Share) MinComponent() float64 {
 }
 
 // Dominates reports whether a_r >= b_r for every resource.
-func (a Share) Dominates(b Share) bool {
-	for i := range a {
-		if a[i] < b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (a Share) Dominates(b Share) bool { return vdominates(a, b) }
 
 // DominatesEps reports whether a_r + eps >= b_r for every resource.
 func (a Share) DominatesEps(b Share, eps float64) bool {

@@ -44,7 +44,7 @@ func starvOp(id OperationID, pool PoolID, cpu float64, pending int) Operation {
 	return Operation{ID: id, Pool: pool, Demand: Resources{CPU: 200}, Usage: Resources{CPU: cpu}, PendingJobCount: pending}
 }
 
-const starvMs = time.Millisecond
+const starvOneMillisecond = time.Millisecond
 
 func TestStarvationTimeline(t *testing.T) {
 	cases := map[string]struct {
@@ -60,7 +60,7 @@ func TestStarvationTimeline(t *testing.T) {
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
 				{at: 10 * time.Second, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
 				{at: 30 * time.Second, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
-				{at: 30*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
+				{at: 30*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
 				// Aggressive starvation is disabled by default.
 				{at: 10 * time.Minute, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
 			},
@@ -73,7 +73,7 @@ func TestStarvationTimeline(t *testing.T) {
 				{at: 20 * time.Second, usage: map[OperationID]float64{"op": 10},
 					want: map[string]starvObs{"op": starvBelow(NonStarving, 20*time.Second), "P": starvBelow(NonStarving, 20*time.Second)}},
 				{at: 50 * time.Second, want: map[string]starvObs{"op": starvBelow(NonStarving, 20*time.Second), "P": starvBelow(NonStarving, 20*time.Second)}},
-				{at: 50*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 20*time.Second), "P": starvBelow(Starving, 20*time.Second)}},
+				{at: 50*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 20*time.Second), "P": starvBelow(Starving, 20*time.Second)}},
 			},
 		},
 		"aggressive starvation with EnableAggressiveStarvation after 120 s": {
@@ -82,9 +82,9 @@ func TestStarvationTimeline(t *testing.T) {
 			ops:   []Operation{starvOp("op", "P", 10, 10)},
 			steps: []starvStep{
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
-				{at: 30*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
+				{at: 30*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
 				{at: 120 * time.Second, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
-				{at: 120*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(AggressivelyStarving, 0)}},
+				{at: 120*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(AggressivelyStarving, 0)}},
 			},
 		},
 		"aggressive starvation uses its own timeout": {
@@ -96,7 +96,7 @@ func TestStarvationTimeline(t *testing.T) {
 			steps: []starvStep{
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0)}},
 				{at: 45 * time.Second, want: map[string]starvObs{"op": starvBelow(Starving, 0)}},
-				{at: 45*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0)}},
+				{at: 45*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0)}},
 			},
 		},
 		"a pool enables aggressive starvation for its subtree": {
@@ -111,7 +111,7 @@ func TestStarvationTimeline(t *testing.T) {
 					"A": starvBelow(NonStarving, 0), "A1": starvBelow(NonStarving, 0), "a": starvBelow(NonStarving, 0),
 					"B": starvBelow(NonStarving, 0), "b": starvBelow(NonStarving, 0),
 				}},
-				{at: 120*time.Second + starvMs, want: map[string]starvObs{
+				{at: 120*time.Second + starvOneMillisecond, want: map[string]starvObs{
 					"A": starvBelow(AggressivelyStarving, 0), "A1": starvBelow(AggressivelyStarving, 0), "a": starvBelow(AggressivelyStarving, 0),
 					"B": starvBelow(Starving, 0), "b": starvBelow(Starving, 0),
 				}},
@@ -126,7 +126,7 @@ func TestStarvationTimeline(t *testing.T) {
 			ops: []Operation{starvOp("a", "A", 10, 10), starvOp("b", "B", 10, 10)},
 			steps: []starvStep{
 				{at: 0},
-				{at: 120*time.Second + starvMs, want: map[string]starvObs{
+				{at: 120*time.Second + starvOneMillisecond, want: map[string]starvObs{
 					"A": starvBelow(AggressivelyStarving, 0), "a": starvBelow(AggressivelyStarving, 0),
 					"B": starvBelow(Starving, 0), "b": starvBelow(Starving, 0),
 				}},
@@ -140,7 +140,7 @@ func TestStarvationTimeline(t *testing.T) {
 				{at: 50 * time.Second, usage: map[OperationID]float64{"op": 90}, want: map[string]starvObs{"op": starvNormal}},
 				{at: 60 * time.Second, usage: map[OperationID]float64{"op": 10}, want: map[string]starvObs{"op": starvBelow(NonStarving, 60*time.Second)}},
 				{at: 90 * time.Second, want: map[string]starvObs{"op": starvBelow(NonStarving, 60*time.Second)}},
-				{at: 90*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 60*time.Second)}},
+				{at: 90*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 60*time.Second)}},
 			},
 		},
 		"EnablePoolStarvation=false keeps pools non_starving": {
@@ -180,15 +180,15 @@ func TestStarvationTimeline(t *testing.T) {
 			},
 			steps: []starvStep{
 				{at: 0},
-				{at: 5*time.Second + starvMs, want: map[string]starvObs{
+				{at: 5*time.Second + starvOneMillisecond, want: map[string]starvObs{
 					"P": starvBelow(NonStarving, 0), "C": starvBelow(NonStarving, 0),
 					"inherit": starvBelow(NonStarving, 0), "lower": starvBelow(NonStarving, 0), "raise": starvBelow(NonStarving, 0),
 				}},
-				{at: 10*time.Second + starvMs, want: map[string]starvObs{
+				{at: 10*time.Second + starvOneMillisecond, want: map[string]starvObs{
 					"P": starvBelow(Starving, 0), "C": starvBelow(Starving, 0),
 					"inherit": starvBelow(Starving, 0), "lower": starvBelow(Starving, 0), "raise": starvBelow(NonStarving, 0),
 				}},
-				{at: 20*time.Second + starvMs, want: map[string]starvObs{"raise": starvBelow(Starving, 0)}},
+				{at: 20*time.Second + starvOneMillisecond, want: map[string]starvObs{"raise": starvBelow(Starving, 0)}},
 			},
 		},
 		"no pending jobs: starving at the first update after going below": {
@@ -198,7 +198,7 @@ func TestStarvationTimeline(t *testing.T) {
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
 				// The same instant again: not strictly after since + 0.
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
-				{at: starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(NonStarving, 0)}},
+				{at: starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(NonStarving, 0)}},
 			},
 		},
 		"timeouts scaled by pending/coefficient": {
@@ -213,10 +213,10 @@ func TestStarvationTimeline(t *testing.T) {
 			steps: []starvStep{
 				{at: 0},
 				{at: 15 * time.Second, want: map[string]starvObs{"op": starvBelow(NonStarving, 0), "P": starvBelow(NonStarving, 0)}},
-				{at: 15*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(NonStarving, 0)}},
+				{at: 15*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(NonStarving, 0)}},
 				{at: 60 * time.Second, want: map[string]starvObs{"op": starvBelow(Starving, 0), "P": starvBelow(Starving, 0)}},
-				{at: 60*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(Starving, 0)}},
-				{at: 120*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(AggressivelyStarving, 0)}},
+				{at: 60*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(Starving, 0)}},
+				{at: 120*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(AggressivelyStarving, 0), "P": starvBelow(AggressivelyStarving, 0)}},
 			},
 		},
 		"pending at or above the coefficient: no scaling": {
@@ -225,7 +225,7 @@ func TestStarvationTimeline(t *testing.T) {
 			steps: []starvStep{
 				{at: 0},
 				{at: 30 * time.Second, want: map[string]starvObs{"four": starvBelow(NonStarving, 0), "ten": starvBelow(NonStarving, 0)}},
-				{at: 30*time.Second + starvMs, want: map[string]starvObs{"four": starvBelow(Starving, 0), "ten": starvBelow(Starving, 0)}},
+				{at: 30*time.Second + starvOneMillisecond, want: map[string]starvObs{"four": starvBelow(Starving, 0), "ten": starvBelow(Starving, 0)}},
 			},
 		},
 		"an unschedulable operation is normal": {
@@ -246,7 +246,7 @@ func TestStarvationTimeline(t *testing.T) {
 			ops: []Operation{{ID: "op", Demand: Resources{CPU: 10}, Usage: Resources{CPU: 9}, PendingJobCount: 1}},
 			steps: []starvStep{
 				{at: 0, want: map[string]starvObs{"op": starvBelow(NonStarving, 0)}},
-				{at: 30*time.Second + starvMs, want: map[string]starvObs{"op": starvBelow(Starving, 0)}},
+				{at: 30*time.Second + starvOneMillisecond, want: map[string]starvObs{"op": starvBelow(Starving, 0)}},
 				{at: 40 * time.Second, usage: map[OperationID]float64{"op": 10}, want: map[string]starvObs{"op": starvNormal}},
 			},
 		},

@@ -40,25 +40,21 @@ func (w *workspace) nextChunk(n int) int {
 }
 
 // keepV copies f into the arena.
-func (w *workspace) keepV(f vfunc) vfunc {
-	n := len(f)
-	if cap(w.vchunk)-len(w.vchunk) < n {
-		w.vchunk = make([]vpoint, 0, w.nextChunk(n))
-	}
-	start := len(w.vchunk)
-	w.vchunk = append(w.vchunk, f...)
-	return w.vchunk[start : start+n : start+n]
-}
+func (w *workspace) keepV(f vfunc) vfunc { return keep(w, &w.vchunk, f) }
 
 // keepS copies f into the arena.
-func (w *workspace) keepS(f sfunc) sfunc {
+func (w *workspace) keepS(f sfunc) sfunc { return keep(w, &w.schunk, f) }
+
+// keep copies f into the current chunk, starting a new chunk when it does
+// not fit; earlier chunks stay alive through the slices that use them.
+func keep[F ~[]P, P any](w *workspace, chunk *[]P, f F) F {
 	n := len(f)
-	if cap(w.schunk)-len(w.schunk) < n {
-		w.schunk = make([]spoint, 0, w.nextChunk(n))
+	if cap(*chunk)-len(*chunk) < n {
+		*chunk = make([]P, 0, w.nextChunk(n))
 	}
-	start := len(w.schunk)
-	w.schunk = append(w.schunk, f...)
-	return w.schunk[start : start+n : start+n]
+	start := len(*chunk)
+	*chunk = append(*chunk, f...)
+	return F((*chunk)[start : start+n : start+n])
 }
 
 // grow returns s resized to n elements (contents unspecified).

@@ -2,7 +2,6 @@ package main
 
 import (
 	_ "embed"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -23,18 +22,14 @@ func newDemoCmd() *cobra.Command {
 			"node agents and NATS in one process) replaces it when the running scheduler lands.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "json" && output != "table" {
-				return usageError{fmt.Errorf("demo: -o must be json or table, got %q", output)}
+			if err := checkOutput("demo", output); err != nil {
+				return err
 			}
 			f, err := scenario.Parse("examples/demo.yaml", demoScenario)
 			if err != nil {
 				return err
 			}
-			rep, err := scenario.Run(f)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd, rep, f, output)
+			return runAndWrite(cmd, f, output)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json or table")

@@ -23,18 +23,14 @@ func newFairshareCmd() *cobra.Command {
 			if file == "" {
 				return usageError{fmt.Errorf("fairshare: -f FILE is required")}
 			}
-			if output != "json" && output != "table" {
-				return usageError{fmt.Errorf("fairshare: -o must be json or table, got %q", output)}
+			if err := checkOutput("fairshare", output); err != nil {
+				return err
 			}
 			f, err := scenario.ParseFile(file)
 			if err != nil {
 				return err
 			}
-			rep, err := scenario.Run(f)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd, rep, f, output)
+			return runAndWrite(cmd, f, output)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "scenario file (YAML or JSON)")
@@ -42,7 +38,20 @@ func newFairshareCmd() *cobra.Command {
 	return cmd
 }
 
-func writeReport(cmd *cobra.Command, rep *scenario.Report, f *scenario.File, output string) error {
+// checkOutput validates an -o value.
+func checkOutput(command, output string) error {
+	if output != "json" && output != "table" {
+		return usageError{fmt.Errorf("%s: -o must be json or table, got %q", command, output)}
+	}
+	return nil
+}
+
+// runAndWrite runs a parsed scenario and prints its report.
+func runAndWrite(cmd *cobra.Command, f *scenario.File, output string) error {
+	rep, err := scenario.Run(f)
+	if err != nil {
+		return err
+	}
 	if output == "table" {
 		return scenario.WriteTable(cmd.OutOrStdout(), rep, f.Cluster.Total)
 	}
