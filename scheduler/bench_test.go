@@ -1,0 +1,61 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// benchParams is the benchmark's tree: depth 4, a mix of strong guarantees,
+// burst and relaxed integral pools with volumes, fifo leaf pools, limits,
+// weights, usage and a cluster given as nodes (some operations give a job
+// shape, so best allocation shares are computed).
+func benchParams(pools, ops int) genParams {
+	return genParams{
+		Seed:             uint64(pools)*1_000_003 + uint64(ops),
+		Pools:            pools,
+		Ops:              ops,
+		Depth:            4,
+		Nodes:            100,
+		GPU:              true,
+		ClusterAsNodes:   true,
+		GuaranteeFrac:    0.4,
+		IntegralFrac:     0.1,
+		FIFOFrac:         0.2,
+		LimitFrac:        0.05,
+		WeightFrac:       0.5,
+		JobResourcesFrac: 0.1,
+		JobsFrac:         0.05,
+		WithLastUpdate:   true,
+		Load:             1.5,
+	}
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	for _, size := range []struct{ pools, ops int }{
+		{100, 1000},
+		{1000, 10000},
+		{10000, 100000},
+	} {
+		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
+			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+			// Volumes refill and are consumed over one second.
+			prev.LastUpdate = snap.Now.Add(-time.Second)
+			r, err := Update(snap, prev)
+			if err != nil {
+				b.Fatalf("Update: %v", err)
+			}
+			elements := len(r.Elements)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := Update(snap, prev); err != nil {
+					b.Fatalf("Update: %v", err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(elements), "elements")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
+		})
+	}
+}
