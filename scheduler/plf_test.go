@@ -70,10 +70,9 @@ func TestTransposeEndpointRules(t *testing.T) {
 }
 
 func TestMinSKeepsOnlyBindingBreakpoints(t *testing.T) {
-	var w workspace
 	a := sfunc{{x: 0, l: 0, r: 0}, {x: 0.5, l: 0.5, r: 0.5}, {x: 1, l: 1, r: 1}} // identity with a redundant point
 	b := sfunc{{x: 0, l: 2, r: 2}, {x: 0.25, l: 2.5, r: 2.5}, {x: 1, l: 3, r: 3}}
-	got := minS(&w, nil, []sfunc{a, b})
+	got := minS(nil, []sfunc{a, b})
 	// b never binds; a's own breakpoint at 0.5 is kept (it is a's), b's 0.25 is not.
 	want := sfunc{{x: 0, l: 0, r: 0}, {x: 0.5, l: 0.5, r: 0.5}, {x: 1, l: 1, r: 1}}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(spoint{})); d != "" {
@@ -81,7 +80,7 @@ func TestMinSKeepsOnlyBindingBreakpoints(t *testing.T) {
 	}
 	// Crossing lines: a rises 0→1, c falls... c rises slower from 0.4.
 	c := sfunc{{x: 0, l: 0.4, r: 0.4}, {x: 1, l: 0.6, r: 0.6}}
-	got = minS(&w, nil, []sfunc{a, c})
+	got = minS(nil, []sfunc{a, c})
 	if v := got.at(0.5); math.Abs(v-0.5) > 1e-12 { // crossing at 0.5
 		t.Errorf("min at 0.5 = %g, want 0.5", v)
 	}

@@ -7,22 +7,17 @@ package scheduler
 // into the arena with their exact size, so one update allocates a few large
 // chunks instead of several small slices per element.
 type workspace struct {
-	f      vfunc
-	mr     [NumResources]sfunc
-	active []sfunc
-	m      sfunc
-	s      vfunc
-	terms  []scaledChild
-	fifo   []vfunc
+	f     vfunc
+	sig   []sigmaVertex
+	m     sfunc
+	s     vfunc
+	terms []scaledChild
+	fifo  []vfunc
 
 	// sumScaled
 	slopes  []Share
 	pending []Share
 	heap    cursorHeap
-	// minS
-	idx     []int
-	ra, sl  []float64
-	atBreak []bool
 
 	vchunk []vpoint
 	schunk []spoint

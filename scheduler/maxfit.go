@@ -1,0 +1,168 @@
+package scheduler
+
+import "math"
+
+// sigmaVertex is a vertex of σ(f) = max(0, max_r F_r(f) − g_r): the smallest
+// scalar suggestion at which fit factor f meets every resource's target.
+type sigmaVertex struct{ x, v float64 }
+
+// maxFitFactor builds MaxFitFactorBySuggestion for an element with
+// FairShareByFitFactor f, guarantee share g and limits share lim:
+//
+//	M(s) = sup{ f : F_r(f) <= min(g_r + s, l_r) for every resource r },
+//
+// taken as a left limit in s (at s = 0 the sup itself). The sets
+// {f : F_r(f) <= t} are intervals starting at the domain's left end, so the
+// minimum over resources of the per-resource fit factors is the fit factor
+// of all constraints together: M is the transpose of σ restricted to the
+// fit factors where F stays within l. Per resource, l_r = clamp(lim_r, F_r(lo),
+// F_r(hi)) and g_r = clamp(g_r, F_r(lo), l_r); a resource whose F_r is
+// constant imposes nothing.
+func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
+	flo, fhi := f[0].l, f[len(f)-1].l
+	var act [NumResources]int
+	var gk, lk [NumResources]float64
+	n := 0
+	for r := range NumResources {
+		if fhi[r] <= flo[r] {
+			continue
+		}
+		lk[n] = clamp(lim[r], flo[r], fhi[r])
+		gk[n] = clamp(g[r], flo[r], lk[n])
+		act[n] = r
+		n++
+	}
+	out := w.m[:0]
+	if n == 0 {
+		hi := f.hi()
+		return append(out, spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi})
+	}
+	sigma := func(y *Share) (float64, bool) {
+		v := 0.0
+		for k := range n {
+			yr := y[act[k]]
+			if yr > lk[k] {
+				return 0, false
+			}
+			v = math.Max(v, yr-gk[k])
+		}
+		return v, true
+	}
+	sig := w.sig[:0]
+	var px float64
+	var py Share
+	havePrev := false
+	// visit handles F's vertex (x, y); it reports false once the fit factor
+	// leaves the feasible region.
+	visit := func(x float64, y Share) bool {
+		v, ok := sigma(&y)
+		if !havePrev {
+			sig = append(sig, sigmaVertex{x, v})
+			px, py, havePrev = x, y, true
+			return ok
+		}
+		if x > px {
+			end := 1.0 // fraction of the segment that stays feasible
+			if !ok {
+				for k := range n {
+					r := act[k]
+					if y[r] > lk[k] && y[r] > py[r] {
+						end = math.Min(end, (lk[k]-py[r])/(y[r]-py[r]))
+					}
+				}
+				end = clamp(end, 0, 1)
+			}
+			sig = appendEnvelope(sig, px, x, &py, &y, &act, &gk, n, end)
+			if !ok {
+				xe := px + end*(x-px)
+				var ye Share
+				for k := range n {
+					r := act[k]
+					ye[r] = py[r] + end*(y[r]-py[r])
+				}
+				ve := 0.0
+				for k := range n {
+					ve = math.Max(ve, math.Min(ye[act[k]], lk[k])-gk[k])
+				}
+				sig = append(sig, sigmaVertex{xe, ve})
+				return false
+			}
+		} else if !ok {
+			return false // a jump past the limit: the fit factor stops here
+		}
+		sig = append(sig, sigmaVertex{x, v})
+		px, py = x, y
+		return true
+	}
+	for _, p := range f {
+		if !visit(p.x, p.l) {
+			break
+		}
+		if p.r != p.l && !visit(p.x, p.r) {
+			break
+		}
+	}
+	w.sig = sig
+	// Transpose σ: suggestion σ(x) ↦ fit factor x, grouping equal levels
+	// (flat pieces of σ become jumps of M, taken as left limits).
+	for _, vx := range sig {
+		out = appendS(out, vx.v, vx.x, vx.x)
+	}
+	out[0].l = out[0].r // at s = 0 the right end of the flat piece at 0
+	w.m = clipToUnit(out)
+	return w.m
+}
+
+// appendEnvelope appends the interior vertices of σ on the segment from
+// (x0, y0) to (x1, y1), up to the fraction end of it: the points where the
+// maximum of the lines F_r − g_r (and 0) switches to a steeper line.
+func appendEnvelope(sig []sigmaVertex, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, gk *[NumResources]float64, n int, end float64) []sigmaVertex {
+	// Lines a + b·t for t in [0, 1]; index n is the zero line.
+	var a, b [NumResources + 1]float64
+	for k := range n {
+		r := act[k]
+		a[k] = y0[r] - gk[k]
+		b[k] = y1[r] - y0[r]
+	}
+	cur := n
+	for k := range n {
+		if a[k] > a[cur] || (a[k] == a[cur] && b[k] > b[cur]) {
+			cur = k
+		}
+	}
+	t := 0.0
+	for {
+		best, bestT := -1, end
+		for k := 0; k <= n; k++ {
+			if k == cur || b[k] <= b[cur] {
+				continue
+			}
+			tk := (a[cur] - a[k]) / (b[k] - b[cur])
+			if tk > t && (tk < bestT || (tk == bestT && best >= 0 && b[k] > b[best])) {
+				best, bestT = k, tk
+			}
+		}
+		if best < 0 {
+			return sig
+		}
+		if bestT < end {
+			sig = append(sig, sigmaVertex{x0 + bestT*(x1-x0), a[cur] + b[cur]*bestT})
+		}
+		cur, t = best, bestT
+	}
+}
+
+// clipToUnit makes a scalar function span exactly [0, 1]: extended by its
+// last right limit, or cut at 1.
+func clipToUnit(f sfunc) sfunc {
+	last := f[len(f)-1]
+	switch {
+	case last.x < 1:
+		f = append(f, spoint{x: 1, l: last.r, r: last.r})
+	case last.x > 1:
+		v := f.at(1)
+		i := f.search(1)
+		f = append(f[:i], spoint{x: 1, l: v, r: v})
+	}
+	return f
+}

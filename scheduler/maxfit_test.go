@@ -1,0 +1,101 @@
+package scheduler
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomMonotone builds a random non-decreasing vector function on [0, hi]
+// with flat pieces, jumps and resources that never move, the shapes that
+// decide left-continuity.
+func randomMonotone(rng *rand.Rand, hi float64) vfunc {
+	n := 2 + rng.IntN(8)
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = hi * float64(i) / float64(n-1)
+	}
+	var cur Share
+	constant := rng.IntN(NumResources)
+	f := make(vfunc, 0, n)
+	for i, x := range xs {
+		l := cur
+		if i > 0 {
+			for r := range cur {
+				if r != constant && rng.IntN(3) > 0 { // a third of the pieces are flat
+					cur[r] += rng.Float64() * 0.2
+				}
+			}
+			l = cur
+		}
+		r := l
+		if i > 0 && rng.IntN(4) == 0 { // a jump
+			for k := range r {
+				if k != constant {
+					r[k] += rng.Float64() * 0.1
+				}
+			}
+			cur = r
+		}
+		if i == n-1 {
+			r = l
+			cur = l
+		}
+		f = append(f, vpoint{x: x, l: l, r: r})
+	}
+	return f
+}
+
+// maxFitFactor (one upper envelope over the fit factor) and the reference's
+// construction (per-resource transposition, then the minimum) give the same
+// MaxFitFactorBySuggestion, left limits at jumps included.
+func TestMaxFitFactorMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var w workspace
+	for iter := range 3000 {
+		f := randomMonotone(rng, []float64{1, 2, 5}[iter%3])
+		flo, fhi := f[0].l, f[len(f)-1].l
+		var g, lim Share
+		for r := range g {
+			span := fhi[r] - flo[r]
+			switch rng.IntN(4) {
+			case 0:
+				lim[r] = 1
+			case 1:
+				lim[r] = flo[r] + span*rng.Float64()
+			case 2:
+				lim[r] = f[rng.IntN(len(f))].l[r] // exactly on a level
+			default:
+				lim[r] = flo[r]
+			}
+			switch rng.IntN(3) {
+			case 0:
+				g[r] = 0
+			case 1:
+				g[r] = flo[r] + span*rng.Float64()
+			default:
+				g[r] = f[rng.IntN(len(f))].r[r]
+			}
+		}
+		want := referenceMaxFitFactor(f, g, lim)
+		got := append(sfunc(nil), maxFitFactor(&w, f, g, lim)...)
+		probes := []float64{0, 1}
+		for _, p := range want {
+			probes = append(probes, p.x, math.Nextafter(p.x, 2), math.Nextafter(p.x, -1))
+		}
+		for _, p := range got {
+			probes = append(probes, p.x)
+		}
+		for range 20 {
+			probes = append(probes, rng.Float64())
+		}
+		for _, s := range probes {
+			if s < 0 || s > 1 {
+				continue
+			}
+			if a, b := got.at(s), want.at(s); math.Abs(a-b) > 1e-9 {
+				t.Fatalf("iteration %d: M(%v) = %v, reference %v\nF=%v\ng=%v lim=%v\ngot=%v\nwant=%v", iter, s, a, b, f, g, lim, got, want)
+			}
+		}
+	}
+}
