@@ -34,18 +34,17 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 	satSeconds := t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()
 	for _, i := range pools {
 		e := t.elements[i]
-		e.hasVolumeAccounting = true
-		e.capacity = t.total.Scale(e.flowRatio).Round().Scale(satSeconds)
+		e.vol.capacity = t.total.Scale(e.flowRatio).Round().Scale(satSeconds)
 		for r := range NumResources {
-			old := e.volume[r]
+			old := e.vol.volume[r]
 			v := old + t.total[r]*dt*e.flowRatio - t.total[r]*dt*e.lastShareRatio
 			v = math.Max(v, 0)
-			upper := math.Max(old, e.capacity[r])
-			e.overflow[r] = math.Max(v-upper, 0)
+			upper := math.Max(old, e.vol.capacity[r])
+			e.vol.overflow[r] = math.Max(v-upper, 0)
 			if e.canAcceptFreeVolume {
-				e.acceptable[r] = math.Max(e.capacity[r]-v, 0)
+				e.vol.acceptable[r] = math.Max(e.vol.capacity[r]-v, 0)
 			}
-			e.volume[r] = math.Min(v, upper)
+			e.vol.volume[r] = math.Min(v, upper)
 		}
 	}
 	if t.anyDistributes() {
@@ -54,7 +53,7 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 	}
 	for _, i := range pools {
 		e := t.elements[i]
-		e.volume[CPU] = math.Round(e.volume[CPU]*100) / 100
+		e.vol.volume[CPU] = math.Round(e.vol.volume[CPU]*100) / 100
 	}
 }
 
@@ -82,20 +81,20 @@ func (t *tree) collectFreeVolume(i int) {
 			continue
 		}
 		t.collectFreeVolume(c)
-		overflow = overflow.Add(ce.overflow)
-		acceptable = acceptable.Add(ce.acceptable)
+		overflow = overflow.Add(ce.vol.overflow)
+		acceptable = acceptable.Add(ce.vol.acceptable)
 	}
-	e.childrenOverflow = overflow
+	e.vol.childrenOverflow = overflow
 	for r := range NumResources {
 		diff := overflow[r] - acceptable[r]
 		if diff > 0 {
-			e.overflow[r], e.acceptable[r] = diff, 0
+			e.vol.overflow[r], e.vol.acceptable[r] = diff, 0
 		} else {
-			e.overflow[r] = 0
+			e.vol.overflow[r] = 0
 			if e.kind == KindRoot || e.canAcceptFreeVolume {
-				e.acceptable[r] = -diff
+				e.vol.acceptable[r] = -diff
 			} else {
-				e.acceptable[r] = 0
+				e.vol.acceptable[r] = 0
 			}
 		}
 	}
@@ -108,8 +107,8 @@ func (t *tree) collectFreeVolume(i int) {
 func (t *tree) distributeFreeVolume(i int, accepted Resources) {
 	e := t.elements[i]
 	if e.kind == KindPool && e.integral != GuaranteeNone {
-		e.acceptedFreeVolume = accepted
-		e.volume = e.volume.Add(accepted)
+		e.vol.acceptedFreeVolume = accepted
+		e.vol.volume = e.vol.volume.Add(accepted)
 		return
 	}
 	var pools []int
@@ -120,7 +119,7 @@ func (t *tree) distributeFreeVolume(i int, accepted Resources) {
 	}
 	given := make([]Resources, len(pools))
 	if e.kind == KindPool && e.distributeFreeVolume {
-		free := accepted.Add(e.childrenOverflow)
+		free := accepted.Add(e.vol.childrenOverflow)
 		for r := range NumResources {
 			if free[r] > 0 {
 				waterFill(t, pools, r, free[r], given)
@@ -142,8 +141,8 @@ func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
 	sumW := 0.0
 	for k, c := range pools {
 		ce := t.elements[c]
-		if ce.acceptable[r] > epsilon && ce.totalFlowRatio > epsilon {
-			hs = append(hs, hungry{k, ce.acceptable[r], ce.totalFlowRatio})
+		if ce.vol.acceptable[r] > epsilon && ce.totalFlowRatio > epsilon {
+			hs = append(hs, hungry{k, ce.vol.acceptable[r], ce.totalFlowRatio})
 			sumW += ce.totalFlowRatio
 		}
 	}
@@ -175,7 +174,7 @@ func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
 // ratioByVolume is the constant share that would consume the pool's volume in
 // one smooth period.
 func (t *tree) ratioByVolume(e *element) float64 {
-	return minRatio(e.volume, t.total) / t.cfg.Integral.SmoothPeriod.Seconds()
+	return minRatio(e.vol.volume, t.total) / t.cfg.Integral.SmoothPeriod.Seconds()
 }
 
 // hierarchicalAvailable is min over e and its non-root ancestors of

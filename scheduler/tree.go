@@ -58,13 +58,11 @@ type element struct {
 	specifiedBurstRatio                       float64
 	totalBurstRatio, totalFlowRatio           float64
 	integral                                  GuaranteeType
-	volume                                    Resources
 	lastShareRatio                            float64
-	overflow, acceptable, acceptedFreeVolume  Resources
-	childrenOverflow                          Resources
-	hasVolumeAccounting                       bool
-	capacity                                  Resources
 	canAcceptFreeVolume, distributeFreeVolume bool
+	// vol is the volume bookkeeping of the root and pools (nil for
+	// operations).
+	vol *volumeState
 
 	weight float64
 
@@ -85,6 +83,14 @@ type element struct {
 	status             Status
 	starvation         StarvationStatus
 	belowFairShareTime time.Time
+}
+
+// volumeState is a pool's integral-volume bookkeeping during an update.
+type volumeState struct {
+	volume                                   Resources
+	capacity                                 Resources
+	overflow, acceptable, acceptedFreeVolume Resources
+	childrenOverflow                         Resources
 }
 
 // tree is the element tree of one update. elements[0] is the root; the rest
@@ -167,15 +173,17 @@ func buildTree(snap *Snapshot) (*tree, error) {
 	t.ws.chunk = min(4*n, maxChunk)
 	store := make([]element, n)
 	t.elements = make([]*element, 0, n)
-	store[0] = element{kind: KindRoot, name: RootID, parent: -1}
+	vols := make([]volumeState, len(snap.Pools)+1)
+	store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &vols[len(snap.Pools)]}
 	t.elements = append(t.elements, &store[0])
-	newElement := func(e element) int {
+	newElement := func(kind ElementKind, name string, parent, depth int) *element {
 		idx := len(t.elements)
-		store[idx] = e
-		t.elements = append(t.elements, &store[idx])
-		parent := t.elements[e.parent]
-		parent.children = append(parent.children, idx)
-		return idx
+		e := &store[idx]
+		e.kind, e.name, e.parent, e.depth = kind, name, parent, depth
+		t.elements = append(t.elements, e)
+		p := t.elements[parent]
+		p.children = append(p.children, idx)
+		return e
 	}
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
@@ -185,7 +193,9 @@ func buildTree(snap *Snapshot) (*tree, error) {
 		t.elements[parent].children = make([]int, 0, len(childPools[key])+len(childOps[key]))
 		for _, pi := range childPools[key] {
 			p := &snap.Pools[pi]
-			idx := newElement(element{kind: KindPool, name: string(p.Name), parent: parent, pool: p, depth: depth})
+			idx := len(t.elements)
+			e := newElement(KindPool, string(p.Name), parent, depth)
+			e.pool, e.vol = p, &vols[pi]
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
@@ -197,7 +207,8 @@ func buildTree(snap *Snapshot) (*tree, error) {
 		}
 		for fi, oi := range ops {
 			o := &snap.Operations[oi]
-			newElement(element{kind: KindOperation, name: string(o.ID), parent: parent, op: o, depth: depth, fifoIndex: fi})
+			e := newElement(KindOperation, string(o.ID), parent, depth)
+			e.op, e.fifoIndex = o, fi
 		}
 		return nil
 	}

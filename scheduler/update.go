@@ -28,7 +28,7 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 	for _, i := range append(append([]int(nil), burst...), relaxed...) {
 		e := t.elements[i]
 		ps := prev.Pools[PoolID(e.name)]
-		e.volume = ps.AccumulatedVolume
+		e.vol.volume = ps.AccumulatedVolume
 		e.lastShareRatio = ps.LastIntegralShareRatio
 	}
 	if !prev.LastUpdate.IsZero() {
@@ -99,7 +99,7 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: e.belowFairShareTime}
 			if e.integral != GuaranteeNone {
-				ps.AccumulatedVolume = e.volume
+				ps.AccumulatedVolume = e.vol.volume
 				ps.LastIntegralShareRatio = e.lastShareRatio
 				r.Integral = t.integralAttributes(e)
 			}
@@ -147,8 +147,8 @@ func (t *tree) integralAttributes(e *element) *IntegralAttributes {
 	ig := e.pool.IntegralGuarantees
 	a := &IntegralAttributes{
 		GuaranteeType:                  e.integral,
-		AccumulatedResourceVolume:      e.volume,
-		AccumulatedResourceRatioVolume: minRatio(e.volume, t.total),
+		AccumulatedResourceVolume:      e.vol.volume,
+		AccumulatedResourceRatioVolume: minRatio(e.vol.volume, t.total),
 		IntegralPoolCapacity:           t.total.Scale(e.flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
 		SpecifiedBurstRatio:            maxRatio(ig.BurstGuaranteeResources.OrZero(), t.total),
 		SpecifiedResourceFlowRatio:     e.flowRatio,
