@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 )
@@ -68,22 +67,50 @@ type cursor struct {
 	x     float64 // abscissa (scaled) of that breakpoint
 }
 
+// cursorHeap is a binary min-heap of cursors by abscissa (then child), typed
+// to keep the sweep free of interface calls.
 type cursorHeap []cursor
 
-func (h cursorHeap) Len() int { return len(h) }
-func (h cursorHeap) Less(i, j int) bool {
+func (h cursorHeap) less(i, j int) bool {
 	if h[i].x != h[j].x {
 		return h[i].x < h[j].x
 	}
 	return h[i].child < h[j].child
 }
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(cursor)) }
-func (h *cursorHeap) Pop() any {
+
+// down restores the heap below i.
+func (h cursorHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h cursorHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// popTop removes the top cursor.
+func (h *cursorHeap) popTop() {
 	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
 }
 
 // sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] by sweeping
@@ -133,11 +160,11 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 	for i, c := range sloped {
 		h = append(h, cursor{child: i, next: 0, x: c.fn[0].x / c.scale})
 	}
-	heap.Init(&h)
+	h.init()
 	defer func() { w.heap = h[:0] }()
 	out := dst[:0]
 	prevX := 0.0
-	for h.Len() > 0 {
+	for len(h) > 0 {
 		x := h[0].x
 		left := value
 		if dx := x - prevX; dx > 0 {
@@ -149,7 +176,7 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 		}
 		right := left
 		var resync [NumResources]bool
-		for h.Len() > 0 && h[0].x == x {
+		for len(h) > 0 && h[0].x == x {
 			cur := h[0]
 			c := sloped[cur.child]
 			p := c.fn[cur.next]
@@ -192,9 +219,9 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 			if cur.next+1 < len(c.fn) {
 				h[0].next++
 				h[0].x = c.fn[cur.next+1].x / c.scale
-				heap.Fix(&h, 0)
+				h.down(0)
 			} else {
-				heap.Pop(&h)
+				h.popTop()
 			}
 		}
 		for k, r := range resync {
