@@ -72,6 +72,7 @@ func TestFairshareTable(t *testing.T) {
 
 func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools:\n  - {name: a, wieght: 2}\n")
+	clash := writeFile(t, "clash.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools: [{name: a}]\noperations: [{id: a, pool: a, demand: {cpu: 1}}]\n")
 	cases := map[string]struct {
 		args    []string
 		wantErr []string
@@ -79,6 +80,7 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"unknown key":     {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
 		"missing file":    {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
 		"no -f":           {[]string{"fairshare"}, []string{"-f FILE is required"}},
+		"engine rule":     {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
 		"bad -o":          {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
 		"unknown flag":    {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
 		"demo bad -o":     {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sharetree/sharetree/scheduler"
@@ -167,7 +168,21 @@ func pendingReport(op scheduler.Operation, info scheduler.AdmissionInfo, total s
 	}
 }
 
+// stepError reports a failure while running step i. Configuration the
+// engine refuses (a rule the parser does not check on its own, such as an
+// operation id that is also a pool name) is bad input: an *Error naming the
+// step. Anything else is an internal failure.
 func stepError(f *File, step int, err error) error {
+	for _, bad := range []error{scheduler.ErrInvalidConfig, scheduler.ErrInvalidTree, scheduler.ErrInvalidOperation,
+		scheduler.ErrDuplicateOperation, scheduler.ErrUnknownOperation, scheduler.ErrUnknownResource} {
+		if errors.Is(err, bad) {
+			path := fmt.Sprintf("steps[%d]", step)
+			if len(f.Steps) == 1 {
+				path = ""
+			}
+			return &Error{File: f.Path, Path: path, Msg: strings.TrimPrefix(err.Error(), "scheduler: ")}
+		}
+	}
 	return fmt.Errorf("%s: step %d: %w", f.Path, step, err)
 }
 
