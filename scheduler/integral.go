@@ -258,6 +258,10 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		ratio  float64
 		weight float64
 		saved  Share
+		// base is the pool's guarantee when its functions were built: its
+		// strong guarantee plus the integral shares already pushed up from
+		// burst pools below it. Only what S adds above it is a new grant.
+		base Share
 	}
 	var cands []candidate
 	minRatioV := math.Inf(1)
@@ -274,7 +278,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		saved := e.limitsShare
 		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(math.Min(ratio, mult*e.flowRatio)))
 		t.prepare(i)
-		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved})
+		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: e.sgs.Add(e.pis)})
 		minRatioV = math.Min(minRatioV, ratio)
 	}
 	if len(cands) == 0 {
@@ -287,7 +291,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		var sum Share
 		for _, c := range cands {
 			e := t.elements[c.i]
-			sum = sum.Add(e.fnS.at(math.Min(1, x*c.weight)).Sub(e.sgs).ClampZero())
+			sum = sum.Add(e.fnS.at(math.Min(1, x*c.weight)).Sub(c.base).ClampZero())
 		}
 		return sum
 	}
@@ -306,7 +310,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	}
 	for _, c := range cands {
 		e := t.elements[c.i]
-		integral := e.fnS.at(math.Min(1, lo*c.weight)).Sub(e.sgs).ClampZero()
+		integral := e.fnS.at(math.Min(1, lo*c.weight)).Sub(c.base).ClampZero()
 		e.limitsShare = c.saved
 		t.reset(c.i)
 		limited := integral.Min(t.hierarchicalAvailable(c.i))
