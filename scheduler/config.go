@@ -25,6 +25,16 @@ func (m Mode) String() string {
 	return "fair_share"
 }
 
+// ParseMode maps "fair_share" or "fifo" to a Mode.
+func ParseMode(name string) (Mode, error) {
+	for _, m := range []Mode{ModeFairShare, ModeFIFO} {
+		if m.String() == name {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown mode %q (want fair_share or fifo)", ErrInvalidConfig, name)
+}
+
 // GuaranteeType is the kind of a pool's integral guarantee.
 type GuaranteeType int
 
@@ -50,6 +60,16 @@ func (g GuaranteeType) String() string {
 	}
 }
 
+// ParseGuaranteeType maps "none", "burst" or "relaxed" to a GuaranteeType.
+func ParseGuaranteeType(name string) (GuaranteeType, error) {
+	for _, g := range []GuaranteeType{GuaranteeNone, GuaranteeBurst, GuaranteeRelaxed} {
+		if g.String() == name {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown guarantee_type %q (want none, burst or relaxed)", ErrInvalidConfig, name)
+}
+
 // FifoSortParameter is one key of a fifo pool's operation order.
 type FifoSortParameter int
 
@@ -72,6 +92,20 @@ func (p FifoSortParameter) String() string {
 	default:
 		return "weight"
 	}
+}
+
+// ParseFifoSortParameter maps "weight", "start_time" or "pending_job_count"
+// (alias "pending_allocation_count") to a FifoSortParameter.
+func ParseFifoSortParameter(name string) (FifoSortParameter, error) {
+	if name == "pending_allocation_count" {
+		return FifoSortPendingJobCount, nil
+	}
+	for _, p := range []FifoSortParameter{FifoSortWeight, FifoSortStartTime, FifoSortPendingJobCount} {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown fifo sort parameter %q (want weight, start_time or pending_job_count)", ErrInvalidConfig, name)
 }
 
 // Weight bounds for explicitly configured weights: [sqrt(eps), 1/sqrt(eps)].

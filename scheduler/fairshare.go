@@ -35,23 +35,26 @@ func (t *tree) computeWeights() {
 	}
 }
 
-// childScales returns, for a fair_share pool, each child's suggestion scale
-// w_c / w_min, where w_min is the smallest child weight above epsilon; a
-// child with a weight at or below epsilon gets 0.
-func (t *tree) childScales(e *element) []float64 {
-	wmin := math.Inf(1)
-	for _, c := range e.children {
-		if w := t.elements[c].weight; w > epsilon {
-			wmin = math.Min(wmin, w)
+// computeScales sets every child's suggestion scale w_c / w_min, where
+// w_min is the smallest weight above epsilon among its siblings; a child with
+// a weight at or below epsilon gets 0. Weights are fixed for the update, so
+// this runs once, after computeWeights.
+func (t *tree) computeScales() {
+	for _, e := range t.elements {
+		wmin := math.Inf(1)
+		for _, c := range e.children {
+			if w := t.elements[c].weight; w > epsilon {
+				wmin = math.Min(wmin, w)
+			}
+		}
+		for _, c := range e.children {
+			ce := t.elements[c]
+			ce.scale = 0
+			if ce.weight > epsilon {
+				ce.scale = ce.weight / wmin
+			}
 		}
 	}
-	scales := make([]float64, len(e.children))
-	for k, c := range e.children {
-		if w := t.elements[c].weight; w > epsilon {
-			scales[k] = w / wmin
-		}
-	}
-	return scales
 }
 
 func (t *tree) isFIFO(e *element) bool {
@@ -82,10 +85,10 @@ func (t *tree) prepare(i int) {
 	case len(e.children) == 0:
 		w.f = append(w.f[:0], vpoint{x: 0}, vpoint{x: 1})
 	default:
-		scales := t.childScales(e)
 		w.terms = w.terms[:0]
-		for k, c := range e.children {
-			w.terms = append(w.terms, scaledChild{fn: t.elements[c].fnS, scale: scales[k]})
+		for _, c := range e.children {
+			ce := t.elements[c]
+			w.terms = append(w.terms, scaledChild{fn: ce.fnS, scale: ce.scale})
 		}
 		w.f = sumScaled(w, w.f, w.terms)
 	}
@@ -111,7 +114,7 @@ func (t *tree) reset(i int) {
 }
 
 // childSuggestions maps a pool's fit factor to its children's suggestions.
-func (t *tree) childSuggestions(e *element, f float64, scales []float64, out []float64) {
+func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 	if t.isFIFO(e) {
 		whole := math.Floor(f)
 		for k := range e.children {
@@ -126,8 +129,8 @@ func (t *tree) childSuggestions(e *element, f float64, scales []float64, out []f
 		}
 		return
 	}
-	for k := range e.children {
-		out[k] = math.Min(1, f*scales[k])
+	for k, c := range e.children {
+		out[k] = math.Min(1, f*t.elements[c].scale)
 	}
 }
 
@@ -143,13 +146,9 @@ func (t *tree) distribute(i int, s float64) {
 		return
 	}
 	f := e.fnM.at(s)
-	var scales []float64
-	if !t.isFIFO(e) {
-		scales = t.childScales(e)
-	}
 	sugg := make([]float64, len(e.children))
 	sumAt := func(f float64) Share {
-		t.childSuggestions(e, f, scales, sugg)
+		t.childSuggestions(e, f, sugg)
 		var sum Share
 		for k, c := range e.children {
 			sum = sum.Add(t.elements[c].fnS.at(sugg[k]))
@@ -169,7 +168,7 @@ func (t *tree) distribute(i int, s float64) {
 		}
 		f = lo
 	}
-	t.childSuggestions(e, f, scales, sugg)
+	t.childSuggestions(e, f, sugg)
 	for k, c := range e.children {
 		t.distribute(c, sugg[k])
 	}

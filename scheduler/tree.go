@@ -65,6 +65,9 @@ type element struct {
 	vol *volumeState
 
 	weight float64
+	// scale is the suggestion scale among siblings: weight / smallest
+	// sibling weight (see computeScales).
+	scale float64
 
 	// Fit-factor functions.
 	fLo      float64 // start of the FairShareByFitFactor domain

@@ -25,7 +25,8 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 	t.inferStrongGuarantees()
 	t.computeAttributes(snap.Cluster.Nodes)
 	burst, relaxed := t.integralLists()
-	for _, i := range append(append([]int(nil), burst...), relaxed...) {
+	integral := append(append([]int(nil), burst...), relaxed...)
+	for _, i := range integral {
 		e := t.elements[i]
 		ps := prev.Pools[PoolID(e.name)]
 		e.vol.volume = ps.AccumulatedVolume
@@ -33,10 +34,11 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 	}
 	if !prev.LastUpdate.IsZero() {
 		dt := snap.Now.Sub(prev.LastUpdate).Seconds()
-		t.updateVolumes(append(append([]int(nil), burst...), relaxed...), dt)
+		t.updateVolumes(integral, dt)
 	}
 	alerts := t.adjustGuarantees(burst)
 	t.computeWeights()
+	t.computeScales()
 	t.grantBurst(burst)
 	t.grantRelaxed(relaxed)
 	t.prepare(0)

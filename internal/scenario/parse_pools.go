@@ -76,13 +76,8 @@ func (d *decoder) poolFields(cfg *scheduler.PoolConfig, volume **scheduler.Resou
 			if err != nil {
 				return err
 			}
-			switch s {
-			case "fair_share":
-				cfg.Mode = scheduler.ModeFairShare
-			case "fifo":
-				cfg.Mode = scheduler.ModeFIFO
-			default:
-				return d.fail(p, deref(v), "unknown mode %q (want fair_share or fifo)", s)
+			if cfg.Mode, err = scheduler.ParseMode(s); err != nil {
+				return d.fail(p, deref(v), "%s", causeText(err, scheduler.ErrInvalidConfig))
 			}
 			return nil
 		}},
@@ -132,15 +127,8 @@ func (d *decoder) integralGuarantees(n *yaml.Node, path string, ig *scheduler.In
 			if err != nil {
 				return err
 			}
-			switch s {
-			case "none":
-				ig.GuaranteeType = scheduler.GuaranteeNone
-			case "burst":
-				ig.GuaranteeType = scheduler.GuaranteeBurst
-			case "relaxed":
-				ig.GuaranteeType = scheduler.GuaranteeRelaxed
-			default:
-				return d.fail(p, deref(v), "unknown guarantee_type %q (want none, burst or relaxed)", s)
+			if ig.GuaranteeType, err = scheduler.ParseGuaranteeType(s); err != nil {
+				return d.fail(p, deref(v), "%s", causeText(err, scheduler.ErrInvalidConfig))
 			}
 			return nil
 		}},
@@ -163,17 +151,11 @@ func (d *decoder) fifoSortParameters(n *yaml.Node, path string) ([]scheduler.Fif
 	items, _ := d.sequence(n, path)
 	var out []scheduler.FifoSortParameter
 	for i, s := range names {
-		switch s {
-		case "weight":
-			out = append(out, scheduler.FifoSortWeight)
-		case "start_time":
-			out = append(out, scheduler.FifoSortStartTime)
-		case "pending_job_count", "pending_allocation_count":
-			out = append(out, scheduler.FifoSortPendingJobCount)
-		default:
-			return nil, d.fail(joinIndex(path, i), deref(items[i]),
-				"unknown fifo sort parameter %q (want weight, start_time or pending_job_count)", s)
+		fp, err := scheduler.ParseFifoSortParameter(s)
+		if err != nil {
+			return nil, d.fail(joinIndex(path, i), deref(items[i]), "%s", causeText(err, scheduler.ErrInvalidConfig))
 		}
+		out = append(out, fp)
 	}
 	return out, nil
 }

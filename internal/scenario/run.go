@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sharetree/sharetree/scheduler"
@@ -180,7 +179,7 @@ func stepError(f *File, step int, err error) error {
 			if len(f.Steps) == 1 {
 				path = ""
 			}
-			return &Error{File: f.Path, Path: path, Msg: strings.TrimPrefix(err.Error(), "scheduler: ")}
+			return &Error{File: f.Path, Path: path, Msg: causeText(err, bad)}
 		}
 	}
 	return fmt.Errorf("%s: step %d: %w", f.Path, step, err)
