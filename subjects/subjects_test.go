@@ -1,0 +1,117 @@
+package subjects
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNodeHeartbeatRoundTrip(t *testing.T) {
+	for _, node := range []string{"n1", "node-0042", "rack_7-host3", strings.Repeat("a", MaxTokenLength)} {
+		s, err := NodeHeartbeat(node)
+		if err != nil {
+			t.Fatalf("NodeHeartbeat(%q): %v", node, err)
+		}
+		got, err := ParseNodeHeartbeat(s)
+		if err != nil {
+			t.Fatalf("ParseNodeHeartbeat(%q): %v", s, err)
+		}
+		if got != node {
+			t.Errorf("round trip of %q gave %q", node, got)
+		}
+	}
+}
+
+func TestOpRoundTrip(t *testing.T) {
+	for _, verb := range OpVerbs {
+		s, err := Op("op-17", verb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, v, err := ParseOp(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"op-17", string(verb)}, []string{id, string(v)}); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestEventsRoundTrip(t *testing.T) {
+	for _, kind := range EventKinds {
+		s, err := Events("physical", kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, k, err := ParseEvents(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree != "physical" || k != kind {
+			t.Errorf("round trip of %s gave %s/%s", s, tree, k)
+		}
+	}
+}
+
+func TestFixedSubjects(t *testing.T) {
+	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll()}
+	want := []string{
+		"sharetree.v1.op.submit",
+		"sharetree.v1.op.list",
+		"sharetree.v1.node.*.heartbeat",
+		"sharetree.v1.op.*.get",
+		"sharetree.v1.events.>",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	f, err := EventsFilter("", EventJob)
+	if err != nil || f != "sharetree.v1.events.*.job" {
+		t.Errorf("EventsFilter = %q, %v", f, err)
+	}
+}
+
+func TestInvalidTokens(t *testing.T) {
+	bad := []string{"", "a.b", "a*", ">", "a b", "tab\t", "$SYS", "ü", strings.Repeat("x", MaxTokenLength+1)}
+	for _, tok := range bad {
+		if _, err := NodeHeartbeat(tok); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("NodeHeartbeat(%q) error = %v, want ErrInvalidToken", tok, err)
+		}
+		if _, err := Op(tok, OpGet); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("Op(%q) error = %v, want ErrInvalidToken", tok, err)
+		}
+		if _, err := Events(tok, EventJob); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("Events(%q) error = %v, want ErrInvalidToken", tok, err)
+		}
+	}
+	if _, err := Op("x", "delete"); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("unknown verb accepted: %v", err)
+	}
+	if _, err := Events("t", "gossip"); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("unknown event kind accepted: %v", err)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, s := range []string{
+		"", "sharetree.v1.node.n1", "sharetree.v2.node.n1.heartbeat", "sharetree.v1.node.n1.signal",
+		"sharetree.v1.node..heartbeat", "x.sharetree.v1.node.n1.heartbeat", "sharetree.v1.node.n1.heartbeat.x",
+	} {
+		if _, err := ParseNodeHeartbeat(s); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseNodeHeartbeat(%q) error = %v, want ErrInvalidSubject", s, err)
+		}
+	}
+	for _, s := range []string{"sharetree.v1.op.x.delete", "sharetree.v1.op.submit", "sharetree.v1.op.$x.get"} {
+		if _, _, err := ParseOp(s); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseOp(%q) error = %v, want ErrInvalidSubject", s, err)
+		}
+	}
+	for _, s := range []string{"sharetree.v1.events.t.gossip", "sharetree.v1.events.t"} {
+		if _, _, err := ParseEvents(s); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseEvents(%q) error = %v, want ErrInvalidSubject", s, err)
+		}
+	}
+}
