@@ -69,7 +69,7 @@ func maxRatio(v, total Resources) float64 {
 	m := 0.0
 	for r := range v {
 		if total[r] > 0 {
-			m = math.Max(m, v[r]/total[r])
+			m = max(m, v[r]/total[r])
 		}
 	}
 	return m
@@ -81,7 +81,7 @@ func minRatio(v, total Resources) float64 {
 	m := math.Inf(1)
 	for r := range v {
 		if total[r] > 0 {
-			m = math.Min(m, v[r]/total[r])
+			m = min(m, v[r]/total[r])
 		}
 	}
 	if math.IsInf(m, 1) {
@@ -104,7 +104,7 @@ func bestAllocationShare(job Resources, nodes []Node, total Resources) (Share, b
 		fit := math.Inf(1)
 		for r := range job {
 			if job[r] > 0 {
-				fit = math.Min(fit, math.Floor(n.Resources[r]/job[r]))
+				fit = min(fit, math.Floor(n.Resources[r]/job[r]))
 			}
 		}
 		if fit > 0 && !math.IsInf(fit, 1) {
@@ -112,6 +112,6 @@ func bestAllocationShare(job Resources, nodes []Node, total Resources) (Share, b
 		}
 	}
 	s := Ones(total)
-	s[Memory] = math.Min(1, usable/total[Memory])
+	s[Memory] = min(1, usable/total[Memory])
 	return s, true
 }

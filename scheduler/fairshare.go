@@ -44,7 +44,7 @@ func (t *tree) computeScales() {
 		wmin := math.Inf(1)
 		for _, c := range e.children {
 			if w := t.elements[c].weight; w > epsilon {
-				wmin = math.Min(wmin, w)
+				wmin = min(wmin, w)
 			}
 		}
 		for _, c := range e.children {
@@ -130,7 +130,7 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 		return
 	}
 	for k, c := range e.children {
-		out[k] = math.Min(1, f*t.elements[c].scale)
+		out[k] = min(1, f*t.elements[c].scale)
 	}
 }
 

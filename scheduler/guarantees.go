@@ -56,7 +56,7 @@ func (t *tree) inferStrongGuarantees() {
 			}
 			scale := 1.0
 			if i != 0 {
-				residual := math.Max(parentSG[r]-explicitSum, 0)
+				residual := max(parentSG[r]-explicitSum, 0)
 				if implicitSum > residual {
 					scale = residual / implicitSum
 				}
@@ -84,7 +84,7 @@ func storeResource(r ResourceType, v float64) float64 {
 	if r == CPU {
 		return math.Round(v*100) / 100
 	}
-	return math.Trunc(v + 1e-9*math.Max(1, math.Abs(v)))
+	return math.Trunc(v + 1e-9*max(1, math.Abs(v)))
 }
 
 // adjustGuarantees validates the root's guarantees against the cluster
@@ -119,7 +119,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 		for k := range NumResources {
 			if t.total[k] > 0 {
 				if v := rootSGS[k] + burstSum; v > 1 {
-					x = math.Min(x, 1/v)
+					x = min(x, 1/v)
 				}
 			}
 		}
@@ -139,7 +139,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 // exceeds reports the first resource in which a exceeds b (beyond rounding).
 func exceeds(a, b Resources) (ResourceType, bool) {
 	for r := range a {
-		if a[r] > b[r]+1e-9*math.Max(1, b[r]) {
+		if a[r] > b[r]+1e-9*max(1, b[r]) {
 			return ResourceType(r), true
 		}
 	}
@@ -156,7 +156,7 @@ func (t *tree) fitStrongGuarantees(i int) {
 	x := 1.0
 	for r := range sum {
 		if sum[r] > e.sgs[r] {
-			x = math.Min(x, math.Max(e.sgs[r], 0)/sum[r])
+			x = min(x, max(e.sgs[r], 0)/sum[r])
 		}
 	}
 	for _, c := range e.children {

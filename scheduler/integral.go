@@ -38,13 +38,13 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 		for r := range NumResources {
 			old := e.vol.volume[r]
 			v := old + t.total[r]*dt*e.flowRatio - t.total[r]*dt*e.lastShareRatio
-			v = math.Max(v, 0)
-			upper := math.Max(old, e.vol.capacity[r])
-			e.vol.overflow[r] = math.Max(v-upper, 0)
+			v = max(v, 0)
+			upper := max(old, e.vol.capacity[r])
+			e.vol.overflow[r] = max(v-upper, 0)
 			if e.canAcceptFreeVolume {
-				e.vol.acceptable[r] = math.Max(e.vol.capacity[r]-v, 0)
+				e.vol.acceptable[r] = max(e.vol.capacity[r]-v, 0)
 			}
-			e.vol.volume[r] = math.Min(v, upper)
+			e.vol.volume[r] = min(v, upper)
 		}
 	}
 	if t.anyDistributes() {
@@ -196,7 +196,7 @@ func (t *tree) hierarchicalAvailable(i int) Share {
 func shaveToLimit(v, sgs, limits Share) Share {
 	for r := range v {
 		for k := 0; k < 4 && sgs[r]+v[r] > limits[r] && v[r] > 0; k++ {
-			v[r] = math.Max(0, math.Nextafter(math.Min(v[r], limits[r]-sgs[r]), math.Inf(-1)))
+			v[r] = max(0, math.Nextafter(min(v[r], limits[r]-sgs[r]), math.Inf(-1)))
 		}
 	}
 	return v
@@ -222,7 +222,7 @@ func (t *tree) addIntegralShare(i int, grant Share) {
 func (t *tree) grantBurst(burst []int) {
 	for _, i := range burst {
 		e := t.elements[i]
-		x := math.Min(e.burstRatio, t.ratioByVolume(e))
+		x := min(e.burstRatio, t.ratioByVolume(e))
 		var proposed Share
 		for r := range proposed {
 			proposed[r] = x
@@ -251,7 +251,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	}
 	var available Share
 	for r := range available {
-		available[r] = math.Max(1-used[r], 0)
+		available[r] = max(1-used[r], 0)
 	}
 	type candidate struct {
 		i      int
@@ -276,10 +276,10 @@ func (t *tree) grantRelaxed(relaxed []int) {
 			mult = *m
 		}
 		saved := e.limitsShare
-		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(math.Min(ratio, mult*e.flowRatio)))
+		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(min(ratio, mult*e.flowRatio)))
 		t.prepare(i)
 		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: e.sgs.Add(e.pis)})
-		minRatioV = math.Min(minRatioV, ratio)
+		minRatioV = min(minRatioV, ratio)
 	}
 	if len(cands) == 0 {
 		return
@@ -291,7 +291,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		var sum Share
 		for _, c := range cands {
 			e := t.elements[c.i]
-			sum = sum.Add(e.fnS.at(math.Min(1, x*c.weight)).Sub(c.base).ClampZero())
+			sum = sum.Add(e.fnS.at(min(1, x*c.weight)).Sub(c.base).ClampZero())
 		}
 		return sum
 	}
@@ -310,7 +310,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	}
 	for _, c := range cands {
 		e := t.elements[c.i]
-		integral := e.fnS.at(math.Min(1, lo*c.weight)).Sub(c.base).ClampZero()
+		integral := e.fnS.at(min(1, lo*c.weight)).Sub(c.base).ClampZero()
 		e.limitsShare = c.saved
 		t.reset(c.i)
 		limited := integral.Min(t.hierarchicalAvailable(c.i))

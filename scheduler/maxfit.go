@@ -1,7 +1,5 @@
 package scheduler
 
-import "math"
-
 // sigmaVertex is a vertex of σ(f) = max(0, max_r F_r(f) − g_r): the smallest
 // scalar suggestion at which fit factor f meets every resource's target.
 type sigmaVertex struct{ x, v float64 }
@@ -44,7 +42,7 @@ func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
 			if yr > lk[k] {
 				return 0, false
 			}
-			v = math.Max(v, yr-gk[k])
+			v = max(v, yr-gk[k])
 		}
 		return v, true
 	}
@@ -67,7 +65,7 @@ func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
 				for k := range n {
 					r := act[k]
 					if y[r] > lk[k] && y[r] > py[r] {
-						end = math.Min(end, (lk[k]-py[r])/(y[r]-py[r]))
+						end = min(end, (lk[k]-py[r])/(y[r]-py[r]))
 					}
 				}
 				end = clamp(end, 0, 1)
@@ -82,7 +80,7 @@ func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
 				}
 				ve := 0.0
 				for k := range n {
-					ve = math.Max(ve, math.Min(ye[act[k]], lk[k])-gk[k])
+					ve = max(ve, min(ye[act[k]], lk[k])-gk[k])
 				}
 				sig = append(sig, sigmaVertex{xe, ve})
 				return false

@@ -34,7 +34,7 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 		for _, t := range ts[:n] {
 			var v Share
 			for k := range v {
-				v[k] = math.Min(usage[k], t*m)
+				v[k] = min(usage[k], t*m)
 			}
 			f = appendV(f, t, v, v)
 		}
@@ -62,9 +62,9 @@ type scaledChild struct {
 
 // cursor walks one child's breakpoints during the sum.
 type cursor struct {
-	child int
-	next  int     // index of the next breakpoint to process
-	x     float64 // abscissa (scaled) of that breakpoint
+	x     float64 // abscissa (scaled) of the next breakpoint to process
+	child int32
+	next  int32 // index of that breakpoint
 }
 
 // cursorHeap is a binary min-heap of cursors by abscissa (then child), typed
@@ -113,6 +113,22 @@ func (h *cursorHeap) popTop() {
 	h.down(0)
 }
 
+// activeEnd is the number of leading breakpoints of f that change anything in
+// a sum: trailing breakpoints reached by an exactly flat segment and without a
+// jump only repeat the last value, so the sweep can leave them out (the sum
+// stays flat past them).
+func activeEnd(f vfunc) int {
+	n := len(f)
+	for n > 1 {
+		p, q := &f[n-2], &f[n-1]
+		if q.l != q.r || q.l != p.r {
+			break
+		}
+		n--
+	}
+	return n
+}
+
 // sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] by sweeping
 // the children's breakpoints in order. The running value advances by the sum
 // of the children's slopes; a resource none of whose children is sloped has
@@ -121,15 +137,20 @@ func (h *cursorHeap) popTop() {
 func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 	var base Share
 	sloped := children[:0]
+	size := 2
 	for _, c := range children {
 		if c.scale <= 0 {
 			base = base.Add(c.fn[0].l)
 			continue
 		}
 		sloped = append(sloped, c)
+		size += len(c.fn)
 	}
 	if len(sloped) == 0 {
 		return append(dst[:0], vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
+	}
+	if cap(dst) < size {
+		dst = make(vfunc, 0, max(size, 2*cap(dst)))
 	}
 	if len(sloped) == 1 {
 		c := sloped[0]
@@ -151,19 +172,119 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 	}
 	w.slopes = grow(w.slopes, len(sloped))
 	w.pending = grow(w.pending, len(sloped))
-	slopes, pending := w.slopes, w.pending
+	w.ends = grow(w.ends, len(sloped))
+	slopes, pending, ends := w.slopes, w.pending, w.ends
 	clear(slopes)
 	clear(pending)
 	var total Share
 	var count [NumResources]int
+	var resync [NumResources]bool
 	h := w.heap[:0]
-	for i, c := range sloped {
-		h = append(h, cursor{child: i, next: 0, x: c.fn[0].x / c.scale})
-	}
-	h.init()
 	defer func() { w.heap = h[:0] }()
+
+	// step processes breakpoint j of child i at abscissa x: the jump there,
+	// a rise deferred from a near-vertical segment ending there, and the
+	// child's new slope.
+	step := func(i int, j int, x float64, left, right *Share) {
+		c := &sloped[i]
+		p := &c.fn[j]
+		pd := &pending[i]
+		for k := range left {
+			left[k] += pd[k]
+			right[k] += pd[k] + (p.r[k] - p.l[k])
+		}
+		*pd = Share{}
+		old := slopes[i]
+		var ns Share
+		if j+1 < ends[i] {
+			q := &c.fn[j+1]
+			dx := q.x/c.scale - x
+			if dx > steepWidth {
+				for k := range ns {
+					ns[k] = (q.l[k] - p.r[k]) / dx
+				}
+			} else {
+				// Too narrow to carry as a slope without wrecking the
+				// running sum: treat the rise as a jump at its end.
+				*pd = q.l.Sub(p.r)
+			}
+		}
+		for k := range ns {
+			if old[k] != 0 {
+				count[k]--
+			}
+			if ns[k] != 0 {
+				count[k]++
+			}
+			switch {
+			case count[k] == 0:
+				total[k] = 0
+			case old[k] > steepSlope || old[k] < -steepSlope || ns[k] > steepSlope || ns[k] < -steepSlope:
+				resync[k] = true
+			default:
+				total[k] += ns[k] - old[k]
+			}
+		}
+		slopes[i] = ns
+	}
 	out := dst[:0]
 	prevX := 0.0
+	// finish closes the group of breakpoints at x: re-sums steep slopes and
+	// emits the point.
+	finish := func(x float64, left, right Share) {
+		for k, r := range resync {
+			if r && count[k] > 0 {
+				total[k] = 0
+				for _, sl := range slopes {
+					total[k] += sl[k]
+				}
+			}
+			resync[k] = false
+		}
+		if n := len(out); n > 0 {
+			left = left.Max(out[n-1].r)
+		}
+		right = right.Max(left)
+		out = appendV(out, x, left, right)
+		value = right
+		prevX = x
+	}
+
+	// The children's first breakpoints (all at 0 in practice) are processed
+	// in child order, which is the heap's order for equal abscissae.
+	x0 := math.Inf(1)
+	for i, c := range sloped {
+		ends[i] = activeEnd(c.fn)
+		x0 = min(x0, c.fn[0].x/c.scale)
+	}
+	{
+		left := value
+		if x0 > 0 {
+			for k := range left {
+				if count[k] > 0 {
+					left[k] += total[k] * x0
+				}
+			}
+		}
+		right := left
+		for i, c := range sloped {
+			j := int32(0)
+			if x := c.fn[0].x / c.scale; x == x0 {
+				step(i, 0, x0, &left, &right)
+				j = 1
+			}
+			if int(j) < ends[i] {
+				h = append(h, cursor{x: c.fn[j].x / c.scale, child: int32(i), next: j})
+			}
+		}
+		h.init()
+		for len(h) > 0 && h[0].x == x0 {
+			cur := &h[0]
+			step(int(cur.child), int(cur.next), x0, &left, &right)
+			advance(&h, sloped, ends)
+		}
+		finish(x0, left, right)
+	}
 	for len(h) > 0 {
 		x := h[0].x
 		left := value
@@ -175,76 +296,34 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 			}
 		}
 		right := left
-		var resync [NumResources]bool
 		for len(h) > 0 && h[0].x == x {
-			cur := h[0]
-			c := sloped[cur.child]
-			p := c.fn[cur.next]
-			// A rise deferred from a near-vertical segment ending here.
-			left = left.Add(pending[cur.child])
-			right = right.Add(pending[cur.child]).Add(p.r.Sub(p.l))
-			pending[cur.child] = Share{}
-			old := slopes[cur.child]
-			var ns Share
-			if cur.next+1 < len(c.fn) {
-				q := c.fn[cur.next+1]
-				dx := q.x/c.scale - x
-				if dx > steepWidth {
-					for k := range ns {
-						ns[k] = (q.l[k] - p.r[k]) / dx
-					}
-				} else {
-					// Too narrow to carry as a slope without wrecking the
-					// running sum: treat the rise as a jump at its end.
-					pending[cur.child] = q.l.Sub(p.r)
-				}
-			}
-			for k := range ns {
-				if old[k] != 0 {
-					count[k]--
-				}
-				if ns[k] != 0 {
-					count[k]++
-				}
-				switch {
-				case count[k] == 0:
-					total[k] = 0
-				case math.Abs(old[k]) > steepSlope || math.Abs(ns[k]) > steepSlope:
-					resync[k] = true
-				default:
-					total[k] += ns[k] - old[k]
-				}
-			}
-			slopes[cur.child] = ns
-			if cur.next+1 < len(c.fn) {
-				h[0].next++
-				h[0].x = c.fn[cur.next+1].x / c.scale
-				h.down(0)
-			} else {
-				h.popTop()
-			}
+			cur := &h[0]
+			step(int(cur.child), int(cur.next), x, &left, &right)
+			advance(&h, sloped, ends)
 		}
-		for k, r := range resync {
-			if r && count[k] > 0 {
-				total[k] = 0
-				for _, sl := range slopes {
-					total[k] += sl[k]
-				}
-			}
-		}
-		if n := len(out); n > 0 {
-			left = left.Max(out[n-1].r)
-		}
-		right = right.Max(left)
-		out = appendV(out, x, left, right)
-		value = right
-		prevX = x
+		finish(x, left, right)
 	}
 	if last := out[len(out)-1]; last.x < 1 {
-		out[len(out)-1].r = last.l
-		out = appendV(out, 1, last.l, last.l)
+		// The sweep left out trailing flat breakpoints: the sum stays at
+		// its last value up to 1.
+		out = appendV(out, 1, last.r, last.r)
 	}
 	return out
+}
+
+// advance moves the heap's top cursor to its child's next breakpoint, or
+// drops it when the child has no more.
+func advance(h *cursorHeap, sloped []scaledChild, ends []int) {
+	cur := &(*h)[0]
+	i := cur.child
+	if n := cur.next + 1; int(n) < ends[i] {
+		c := &sloped[i]
+		cur.next = n
+		cur.x = c.fn[n].x / c.scale
+		h.down(0)
+	} else {
+		h.popTop()
+	}
 }
 
 // concatFIFO builds a fifo pool's FairShareByFitFactor on [0, n]: child i (in
@@ -271,7 +350,7 @@ func concatFIFO(dst vfunc, children []vfunc) vfunc {
 }
 
 func clamp(v, lo, hi float64) float64 {
-	return math.Min(math.Max(v, lo), hi)
+	return min(max(v, lo), hi)
 }
 
 // compose builds S = F∘M on [0, 1] for a non-decreasing M. Where M is flat,

@@ -1,7 +1,5 @@
 package scheduler
 
-import "math"
-
 // Share is a vector of fractions of the cluster total, one per resource.
 type Share [NumResources]float64
 
@@ -48,7 +46,7 @@ func (a Share) ClampZero() Share { return a.Max(Share{}) }
 func (a Share) MaxComponent() float64 {
 	m := a[0]
 	for _, v := range a[1:] {
-		m = math.Max(m, v)
+		m = max(m, v)
 	}
 	return m
 }
@@ -57,7 +55,7 @@ func (a Share) MaxComponent() float64 {
 func (a Share) MinComponent() float64 {
 	m := a[0]
 	for _, v := range a[1:] {
-		m = math.Min(m, v)
+		m = min(m, v)
 	}
 	return m
 }

@@ -32,7 +32,7 @@ func (t *tree) inheritStarvationSettings() {
 			}
 		case KindOperation:
 			if v := e.op.FairShareStarvationTolerance; v != nil {
-				e.tolerance = math.Min(e.tolerance, *v)
+				e.tolerance = min(e.tolerance, *v)
 			}
 			if v := e.op.FairShareStarvationTimeout; v != nil && *v > e.starvationTimeout {
 				e.starvationTimeout = *v
@@ -76,7 +76,7 @@ func (t *tree) computeStatuses(now time.Time, prev *State) {
 		timeout := e.starvationTimeout
 		aggressive := t.cfg.FairShareAggressiveStarvationTimeout
 		if e.kind == KindOperation {
-			k := math.Min(1, float64(e.op.PendingJobCount)/t.cfg.AllocationCountPreemptionTimeoutCoefficient)
+			k := min(1, float64(e.op.PendingJobCount)/t.cfg.AllocationCountPreemptionTimeoutCoefficient)
 			timeout = time.Duration(float64(timeout) * k)
 			aggressive = time.Duration(float64(aggressive) * k)
 		}
@@ -115,7 +115,7 @@ func LocalSatisfaction(usage, fair, demand Share) float64 {
 	over := 0.0
 	for r := range usage {
 		if usage[r] > fair[r] && fair[r] > 0 {
-			over = math.Max(over, usage[r]/fair[r])
+			over = max(over, usage[r]/fair[r])
 		} else if usage[r] > fair[r] {
 			over = math.Inf(1)
 		}
@@ -131,7 +131,7 @@ func LocalSatisfaction(usage, fair, demand Share) float64 {
 		}
 		allBlocked = false
 		if fair[r] > 0 {
-			best = math.Max(best, usage[r]/fair[r])
+			best = max(best, usage[r]/fair[r])
 		}
 	}
 	if !allBlocked {
@@ -140,9 +140,9 @@ func LocalSatisfaction(usage, fair, demand Share) float64 {
 	m := math.Inf(1)
 	for r := range usage {
 		if fair[r] > 0 {
-			m = math.Min(m, usage[r]/fair[r])
+			m = min(m, usage[r]/fair[r])
 		} else if usage[r] == 0 {
-			m = math.Min(m, 1)
+			m = min(m, 1)
 		}
 	}
 	if math.IsInf(m, 1) {

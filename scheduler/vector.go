@@ -1,7 +1,5 @@
 package scheduler
 
-import "math"
-
 // vector is implemented by Resources and Share: both are fixed arrays of one
 // value per resource, and share their componentwise arithmetic.
 type vector interface {
@@ -31,14 +29,14 @@ func vscale[V vector](a V, k float64) V {
 
 func vmin[V vector](a, b V) V {
 	for i := range a {
-		a[i] = math.Min(a[i], b[i])
+		a[i] = min(a[i], b[i])
 	}
 	return a
 }
 
 func vmax[V vector](a, b V) V {
 	for i := range a {
-		a[i] = math.Max(a[i], b[i])
+		a[i] = max(a[i], b[i])
 	}
 	return a
 }

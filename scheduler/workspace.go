@@ -17,6 +17,7 @@ type workspace struct {
 	// sumScaled
 	slopes  []Share
 	pending []Share
+	ends    []int
 	heap    cursorHeap
 
 	vchunk []vpoint
