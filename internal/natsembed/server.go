@@ -1,0 +1,102 @@
+package natsembed
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("natsembed: invalid config")
+
+// ErrStart is wrapped when the server does not come up.
+var ErrStart = errors.New("natsembed: server did not start")
+
+// Config configures an embedded server.
+type Config struct {
+	// Host to listen on. Default "127.0.0.1".
+	Host string
+	// Port to listen on; -1 picks a free port. Default -1.
+	Port int
+	// StoreDir holds JetStream's files. Required.
+	StoreDir string
+	// SyncAlways makes JetStream fsync every write before acknowledging it,
+	// so an acknowledged write survives a power loss. Default false (the
+	// server's periodic sync).
+	SyncAlways bool
+	// MaxPayload is the largest message in bytes. Default 8 MiB.
+	MaxPayload int32
+	// StartTimeout bounds the wait for the server to accept connections.
+	// Default 10s.
+	StartTimeout time.Duration
+	// ServerName names the server in logs and monitoring. Default
+	// "sharetree".
+	ServerName string
+}
+
+// Default returns the defaults with the given store directory.
+func Default(storeDir string) Config {
+	return Config{Host: "127.0.0.1", Port: -1, StoreDir: storeDir, MaxPayload: 8 << 20, StartTimeout: 10 * time.Second, ServerName: "sharetree"}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.StoreDir == "":
+		return fmt.Errorf("%w: store dir is empty", ErrConfig)
+	case c.Port < -1 || c.Port > 65535:
+		return fmt.Errorf("%w: port %d is not in [-1, 65535]", ErrConfig, c.Port)
+	case c.MaxPayload <= 0:
+		return fmt.Errorf("%w: max payload %d must be positive", ErrConfig, c.MaxPayload)
+	case c.StartTimeout <= 0:
+		return fmt.Errorf("%w: start timeout %s must be positive", ErrConfig, c.StartTimeout)
+	}
+	return nil
+}
+
+// Server is a running embedded server.
+type Server struct {
+	*server.Server
+}
+
+// Start starts a server and waits until it accepts connections.
+func Start(cfg Config, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName:         cfg.ServerName,
+		Host:               cfg.Host,
+		Port:               cfg.Port,
+		JetStream:          true,
+		StoreDir:           cfg.StoreDir,
+		SyncAlways:         cfg.SyncAlways,
+		MaxPayload:         cfg.MaxPayload,
+		NoSigs:             true,
+		NoLog:              true,
+		JetStreamMaxMemory: 1 << 30,
+		JetStreamMaxStore:  8 << 30,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(cfg.StartTimeout) {
+		s.Shutdown()
+		return nil, fmt.Errorf("%w: not ready for connections after %s", ErrStart, cfg.StartTimeout)
+	}
+	if logger != nil {
+		logger.Info("embedded nats-server started", "url", s.ClientURL(), "store_dir", cfg.StoreDir)
+	}
+	return &Server{Server: s}, nil
+}
+
+// Stop shuts the server down and waits for it.
+func (s *Server) Stop() {
+	s.Shutdown()
+	s.WaitForShutdown()
+}

@@ -1,0 +1,3 @@
+// Package testutil holds helpers for integration tests: a real embedded
+// nats-server per test and polling waits (tests never sleep blindly).
+package testutil

@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// ErrInvalid is wrapped by every conversion or parse error.
+var ErrInvalid = errors.New("wire: invalid value")
+
+// Resources converts a wire vector; nil is zero. field names the vector in
+// errors ("spec.tasks[0].job_resources").
+func Resources(field string, r *pb.Resources) (scheduler.Resources, error) {
+	var out scheduler.Resources
+	if r == nil {
+		return out, nil
+	}
+	out = scheduler.Resources{r.GetUserSlots(), r.GetCpu(), r.GetGpu(), r.GetMemory(), r.GetNetwork()}
+	for i, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return scheduler.Resources{}, fmt.Errorf("%w: %s.%s must be a finite number >= 0, got %g", ErrInvalid, field, scheduler.ResourceType(i), v)
+		}
+	}
+	return out, nil
+}
+
+// ToResources converts an engine vector to the wire.
+func ToResources(r scheduler.Resources) *pb.Resources {
+	return &pb.Resources{
+		UserSlots: r[scheduler.UserSlots], Cpu: r[scheduler.CPU], Gpu: r[scheduler.GPU],
+		Memory: r[scheduler.Memory], Network: r[scheduler.Network],
+	}
+}
+
+// Limits converts a wire partial vector; nil has nothing set.
+func Limits(field string, l *pb.ResourceLimits) (scheduler.PartialResources, error) {
+	var out scheduler.PartialResources
+	if l == nil {
+		return out, nil
+	}
+	set := [scheduler.NumResources]*float64{l.UserSlots, l.Cpu, l.Gpu, l.Memory, l.Network}
+	for i, p := range set {
+		if p == nil {
+			continue
+		}
+		if v := *p; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return scheduler.PartialResources{}, fmt.Errorf("%w: %s.%s must be a finite number >= 0, got %g", ErrInvalid, field, scheduler.ResourceType(i), v)
+		}
+		out = out.With(scheduler.ResourceType(i), *p)
+	}
+	return out, nil
+}
+
+// ToLimits converts an engine partial vector to the wire.
+func ToLimits(p scheduler.PartialResources) *pb.ResourceLimits {
+	if p.IsEmpty() {
+		return nil
+	}
+	out := &pb.ResourceLimits{}
+	ptrs := [scheduler.NumResources]**float64{&out.UserSlots, &out.Cpu, &out.Gpu, &out.Memory, &out.Network}
+	for i, pp := range ptrs {
+		if p.Set.Has(scheduler.ResourceType(i)) {
+			v := p.Values[i]
+			*pp = &v
+		}
+	}
+	return out
+}
+
+// ParseResources parses "cpu=8,memory=16Gi,user_slots=8": comma-separated
+// name=amount pairs, names from the engine's resource types, amounts plain
+// numbers or with a binary (Ki, Mi, Gi, Ti) or decimal (K, M, G, T) suffix.
+// Each resource may appear once.
+func ParseResources(s string) (scheduler.Resources, error) {
+	var out scheduler.Resources
+	var seen scheduler.ResourceMask
+	if strings.TrimSpace(s) == "" {
+		return out, fmt.Errorf("%w: resources %q: empty; want name=amount pairs such as cpu=8,memory=16Gi", ErrInvalid, s)
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, amount, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return out, fmt.Errorf("%w: resources item %q: want name=amount", ErrInvalid, item)
+		}
+		r, err := scheduler.ParseResourceType(strings.TrimSpace(name))
+		if err != nil {
+			return out, fmt.Errorf("%w: resources item %q: %w", ErrInvalid, item, err)
+		}
+		if seen.Has(r) {
+			return out, fmt.Errorf("%w: resources item %q: %s given twice", ErrInvalid, item, r)
+		}
+		v, err := ParseAmount(strings.TrimSpace(amount))
+		if err != nil {
+			return out, fmt.Errorf("%w: resources item %q: %w", ErrInvalid, item, err)
+		}
+		seen = seen.With(r)
+		out[r] = v
+	}
+	return out, nil
+}
+
+var suffixes = []struct {
+	s string
+	m float64
+}{
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+	{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
+}
+
+// ParseAmount parses one resource amount: a finite number >= 0 with an
+// optional suffix Ki, Mi, Gi, Ti, K, M, G or T.
+func ParseAmount(s string) (float64, error) {
+	mult := 1.0
+	num := s
+	for _, sf := range suffixes {
+		if strings.HasSuffix(s, sf.s) {
+			num, mult = strings.TrimSuffix(s, sf.s), sf.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
+	}
+	return v * mult, nil
+}
