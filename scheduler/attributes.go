@@ -2,65 +2,83 @@ package scheduler
 
 import "math"
 
-// computeAttributes fills demand, usage, limits and their shares, dominant
-// resources and integral ratios, bottom-up.
-func (t *tree) computeAttributes(nodes []Node) {
+// initOperation fills an operation's element from the snapshot: demand,
+// usage, limits and their shares, the dominant resource, the weight and the
+// settings the later steps read, so that no later step needs the snapshot's
+// operation (which lies elsewhere in memory) except for its jobs.
+func (t *tree) initOperation(e *element, o *Operation) {
 	total := t.total
-	for i := len(t.elements) - 1; i >= 0; i-- {
-		e := t.elements[i]
-		switch e.kind {
-		case KindOperation:
-			o := e.op
-			e.usage = o.Usage
-			e.demand = o.Demand.Max(o.Usage)
-			e.limits = o.ResourceLimits.OrInfinite().Min(total)
-			e.limitsShare = e.limits.ShareOf(total)
-			if best, ok := bestAllocationShare(o.JobResources, nodes, total); ok {
-				e.limitsShare = e.limitsShare.Min(best)
-			}
-		case KindPool:
-			for _, c := range e.children {
-				ce := t.elements[c]
-				e.demand = e.demand.Add(ce.demand)
-				e.usage = e.usage.Add(ce.usage)
-			}
-			e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
-			e.limitsShare = e.limits.ShareOf(total)
-			ig := e.pool.IntegralGuarantees
-			e.integral = ig.GuaranteeType
-			if ig.GuaranteeType != GuaranteeNone {
-				e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-				e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-				e.specifiedBurstRatio = e.burstRatio
-			}
-			e.totalFlowRatio += e.flowRatio
-			e.totalBurstRatio += e.burstRatio
-			e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-			e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
-			if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-				e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
-			}
-		case KindRoot:
-			for _, c := range e.children {
-				ce := t.elements[c]
-				e.demand = e.demand.Add(ce.demand)
-				e.usage = e.usage.Add(ce.usage)
-			}
+	e.name = string(o.ID)
+	e.op = o
+	e.usage = o.Usage
+	e.demand = o.Demand.Max(o.Usage)
+	e.limits = o.ResourceLimits.OrInfinite().Min(total)
+	e.limitsShare = e.limits.ShareOf(total)
+	if best, ok := t.bestAllocationShare(o.JobResources); ok {
+		e.limitsShare = e.limitsShare.Min(best)
+	}
+	e.setShares(total)
+	e.gang = o.IsGang && t.cfg.EnableStepFunctionForGangOperations
+	e.weight = 1
+	if o.Weight != nil {
+		e.weight = *o.Weight
+	}
+	e.unschedulable = o.Unschedulable
+	e.hasJobs = len(o.Jobs) > 0
+	e.pendingJobs = o.PendingJobCount
+	e.opTolerance = o.FairShareStarvationTolerance
+	e.opTimeout = o.FairShareStarvationTimeout
+}
+
+// setShares fills the demand and usage shares and the dominant resource.
+func (e *element) setShares(total Resources) {
+	e.demandShare = e.demand.ShareOf(total)
+	e.usageShare = e.usage.ShareOf(total)
+	if e.usage.IsZero() {
+		e.dominant = DominantResource(e.demand, total)
+	} else {
+		e.dominant = DominantResource(e.usage, total)
+	}
+}
+
+// computeAttributes fills the pools' and the root's demand, usage, limits
+// and their shares, dominant resources and integral ratios, bottom-up
+// (operations were filled when the tree was built).
+func (t *tree) computeAttributes() {
+	total := t.total
+	for k := len(t.pools) - 1; k >= 0; k-- {
+		e := t.elements[t.pools[k]]
+		for _, c := range e.children {
+			ce := t.elements[c]
+			e.demand = e.demand.Add(ce.demand)
+			e.usage = e.usage.Add(ce.usage)
+		}
+		if e.kind == KindRoot {
 			e.limits = total
 			e.limitsShare = t.ones
+			e.setShares(total)
+			continue
 		}
-		e.demandShare = e.demand.ShareOf(total)
-		e.usageShare = e.usage.ShareOf(total)
-		if e.usage.IsZero() {
-			e.dominant = DominantResource(e.demand, total)
-		} else {
-			e.dominant = DominantResource(e.usage, total)
+		e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
+		e.limitsShare = e.limits.ShareOf(total)
+		ig := e.pool.IntegralGuarantees
+		e.integral = ig.GuaranteeType
+		if ig.GuaranteeType != GuaranteeNone {
+			e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
+			e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
+			e.specifiedBurstRatio = e.burstRatio
 		}
-		if e.parent >= 0 && e.kind == KindPool {
-			p := t.elements[e.parent]
-			p.totalFlowRatio += e.totalFlowRatio
-			p.totalBurstRatio += e.totalBurstRatio
+		e.totalFlowRatio += e.flowRatio
+		e.totalBurstRatio += e.burstRatio
+		e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+		e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+		if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
+			e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
 		}
+		e.setShares(total)
+		p := t.elements[e.parent]
+		p.totalFlowRatio += e.totalFlowRatio
+		p.totalBurstRatio += e.totalBurstRatio
 	}
 }
 
@@ -90,25 +108,52 @@ func minRatio(v, total Resources) float64 {
 	return m
 }
 
+// nodeShape is one distinct node resource vector of the cluster and how many
+// nodes have it.
+type nodeShape struct {
+	resources Resources
+	count     float64
+}
+
+// prepareNodeShapes groups the cluster's nodes by their resources (in order
+// of first appearance), so that best allocation shares walk each distinct
+// node shape once.
+func (t *tree) prepareNodeShapes(nodes []Node) {
+	t.nodeShapes = t.nodeShapes[:0]
+	if len(nodes) == 0 || t.total[Memory] <= 0 {
+		return
+	}
+	idx := make(map[Resources]int, len(nodes))
+	for _, n := range nodes {
+		if k, ok := idx[n.Resources]; ok {
+			t.nodeShapes[k].count++
+			continue
+		}
+		idx[n.Resources] = len(t.nodeShapes)
+		t.nodeShapes = append(t.nodeShapes, nodeShape{resources: n.Resources, count: 1})
+	}
+}
+
 // bestAllocationShare limits an operation by the per-node shape of its jobs:
 // on each node, as many whole jobs as fit, and the memory they take, as a
 // share of the cluster's memory. Only memory is limited (every other resource
 // keeps share 1). ok is false when the nodes or the job shape are unknown or
 // the job needs no memory.
-func bestAllocationShare(job Resources, nodes []Node, total Resources) (Share, bool) {
-	if len(nodes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
+func (t *tree) bestAllocationShare(job Resources) (Share, bool) {
+	total := t.total
+	if len(t.nodeShapes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
 		return Share{}, false
 	}
 	usable := 0.0
-	for _, n := range nodes {
+	for _, n := range t.nodeShapes {
 		fit := math.Inf(1)
 		for r := range job {
 			if job[r] > 0 {
-				fit = min(fit, math.Floor(n.Resources[r]/job[r]))
+				fit = min(fit, math.Floor(n.resources[r]/job[r]))
 			}
 		}
 		if fit > 0 && !math.IsInf(fit, 1) {
-			usable += fit * job[Memory]
+			usable += n.count * fit * job[Memory]
 		}
 	}
 	s := Ones(total)

@@ -2,24 +2,20 @@ package scheduler
 
 import "math"
 
-// computeWeights sets every element's effective weight: explicit, or
-// inferred from guarantee shares when the tree sets the multiplier, or 1.
+// computeWeights sets every pool's effective weight: explicit, or inferred
+// from guarantee shares when the tree sets the multiplier, or 1 (operations
+// got theirs, explicit or 1, when the tree was built).
 func (t *tree) computeWeights() {
 	m := t.cfg.InferWeightFromGuaranteesShareMultiplier
-	for i, e := range t.elements {
+	for _, i := range t.pools {
+		e := t.elements[i]
 		if i == 0 {
 			e.weight = 1
 			continue
 		}
-		var explicit *float64
-		if e.pool != nil {
-			explicit = e.pool.Weight
-		} else {
-			explicit = e.op.Weight
-		}
 		switch {
-		case explicit != nil:
-			e.weight = *explicit
+		case e.pool.Weight != nil:
+			e.weight = *e.pool.Weight
 		case m != nil:
 			p := t.elements[e.parent]
 			own := e.sgs.MaxComponent() + e.totalFlowRatio
@@ -40,7 +36,8 @@ func (t *tree) computeWeights() {
 // a weight at or below epsilon gets 0. Weights are fixed for the update, so
 // this runs once, after computeWeights.
 func (t *tree) computeScales() {
-	for _, e := range t.elements {
+	for _, i := range t.pools {
+		e := t.elements[i]
 		wmin := math.Inf(1)
 		for _, c := range e.children {
 			if w := t.elements[c].weight; w > epsilon {
@@ -74,8 +71,7 @@ func (t *tree) prepare(i int) {
 	w := &t.ws
 	switch {
 	case e.kind == KindOperation:
-		gang := e.op.IsGang && t.cfg.EnableStepFunctionForGangOperations
-		w.f = operationFunc(w.f, e.usageShare, e.demandShare, gang)
+		w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	case t.isFIFO(e):
 		w.fifo = w.fifo[:0]
 		for _, c := range e.children {
@@ -171,30 +167,6 @@ func (t *tree) distribute(i int, s float64) {
 	t.childSuggestions(e, f, sugg)
 	for k, c := range e.children {
 		t.distribute(c, sugg[k])
-	}
-}
-
-// splitFairShares computes the detailed split of every element's fair share
-// and normalises the root: its total is the sum of its children's.
-func (t *tree) splitFairShares() {
-	for i := len(t.elements) - 1; i >= 1; i-- {
-		e := t.elements[i]
-		e.detailed = splitShare(e.fairShare, e.sgs, e.pis)
-	}
-	root := t.elements[0]
-	var total, sg Share
-	for _, c := range root.children {
-		ce := t.elements[c]
-		total = total.Add(ce.fairShare)
-		sg = sg.Add(ce.detailed.StrongGuarantee)
-	}
-	root.fairShare = total
-	ig := total.Sub(sg).Min(root.pis).ClampZero()
-	root.detailed = DetailedShare{
-		StrongGuarantee:    sg,
-		IntegralGuarantee:  ig,
-		WeightProportional: total.Sub(sg).Sub(ig).ClampZero(),
-		Total:              total,
 	}
 }
 

@@ -5,94 +5,93 @@ import (
 	"time"
 )
 
-// inheritStarvationSettings computes every element's effective starvation
-// tolerance, timeout and aggressive-starvation flag, top-down. Pools inherit
-// unset values from their parent (the root takes the tree's); operations can
-// only lower the tolerance and only raise the timeout.
-func (t *tree) inheritStarvationSettings() {
-	for i, e := range t.elements {
-		if i == 0 {
-			e.tolerance = t.cfg.FairShareStarvationTolerance
-			e.starvationTimeout = t.cfg.FairShareStarvationTimeout
-			e.aggressiveEnabled = t.cfg.EnableAggressiveStarvation
-			continue
+// inheritStarvationSettings sets element i's effective starvation
+// tolerance, timeout and aggressive-starvation flag from its parent's (the
+// root takes the tree's), so it runs top-down. Pools inherit unset values;
+// operations can only lower the tolerance and only raise the timeout.
+func (t *tree) inheritStarvationSettings(i int) {
+	e := t.elements[i]
+	if i == 0 {
+		e.tolerance = t.cfg.FairShareStarvationTolerance
+		e.starvationTimeout = t.cfg.FairShareStarvationTimeout
+		e.aggressiveEnabled = t.cfg.EnableAggressiveStarvation
+		return
+	}
+	p := t.elements[e.parent]
+	e.tolerance, e.starvationTimeout, e.aggressiveEnabled = p.tolerance, p.starvationTimeout, p.aggressiveEnabled
+	switch e.kind {
+	case KindPool:
+		if v := e.pool.FairShareStarvationTolerance; v != nil {
+			e.tolerance = *v
 		}
-		p := t.elements[e.parent]
-		e.tolerance, e.starvationTimeout, e.aggressiveEnabled = p.tolerance, p.starvationTimeout, p.aggressiveEnabled
-		switch e.kind {
-		case KindPool:
-			if v := e.pool.FairShareStarvationTolerance; v != nil {
-				e.tolerance = *v
-			}
-			if v := e.pool.FairShareStarvationTimeout; v != nil {
-				e.starvationTimeout = *v
-			}
-			if v := e.pool.EnableAggressiveStarvation; v != nil {
-				e.aggressiveEnabled = *v
-			}
-		case KindOperation:
-			if v := e.op.FairShareStarvationTolerance; v != nil {
-				e.tolerance = min(e.tolerance, *v)
-			}
-			if v := e.op.FairShareStarvationTimeout; v != nil && *v > e.starvationTimeout {
-				e.starvationTimeout = *v
-			}
+		if v := e.pool.FairShareStarvationTimeout; v != nil {
+			e.starvationTimeout = *v
+		}
+		if v := e.pool.EnableAggressiveStarvation; v != nil {
+			e.aggressiveEnabled = *v
+		}
+	case KindOperation:
+		if v := e.opTolerance; v != nil {
+			e.tolerance = min(e.tolerance, *v)
+		}
+		if v := e.opTimeout; v != nil && *v > e.starvationTimeout {
+			e.starvationTimeout = *v
 		}
 	}
 }
 
-// computeStatuses decides below_fair_share for every pool and operation and
-// advances their starvation status with the timeouts.
-func (t *tree) computeStatuses(now time.Time, prev *State) {
-	for i, e := range t.elements {
-		if i == 0 {
-			continue
-		}
-		tol := e.tolerance
-		if e.kind == KindOperation {
-			if e.op.Unschedulable {
-				e.status = StatusNormal
-			} else {
-				if e.fairShare.AddScalar(largeEpsilon).Dominates(e.demandShare) {
-					tol = 1.0
-				}
-				e.tolerance = tol
-				e.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
-			}
-		} else {
-			e.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
-		}
+// starvation is an element's status and starvation status after one update.
+type starvation struct {
+	status     Status
+	starvation StarvationStatus
+	// since is when the element went below its fair share (zero when it is
+	// not).
+	since time.Time
+}
 
-		var since time.Time
-		if e.kind == KindPool {
-			since = prev.Pools[PoolID(e.name)].BelowFairShareSince
-			if !t.cfg.EnablePoolStarvation {
-				e.starvation, e.belowFairShareTime = NonStarving, time.Time{}
-				continue
+// computeStatus decides below_fair_share for pool or operation i and
+// advances its starvation status with the timeouts, from the time the
+// previous state says it went below its fair share. An operation whose fair
+// share covers its demand gets tolerance 1 (kept in the element, as reported).
+func (t *tree) computeStatus(i int, now time.Time) starvation {
+	e := t.elements[i]
+	since := e.prevSince
+	var out starvation
+	tol := e.tolerance
+	if e.kind == KindOperation {
+		if !e.unschedulable {
+			if e.fairShare.AddScalar(largeEpsilon).Dominates(e.demandShare) {
+				tol = 1.0
 			}
-		} else {
-			since = prev.Operations[OperationID(e.name)].BelowFairShareSince
+			e.tolerance = tol
+			out.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
 		}
-		timeout := e.starvationTimeout
-		aggressive := t.cfg.FairShareAggressiveStarvationTimeout
-		if e.kind == KindOperation {
-			k := min(1, float64(e.op.PendingJobCount)/t.cfg.AllocationCountPreemptionTimeoutCoefficient)
-			timeout = time.Duration(float64(timeout) * k)
-			aggressive = time.Duration(float64(aggressive) * k)
-		}
-		switch {
-		case e.status == StatusNormal:
-			e.belowFairShareTime, e.starvation = time.Time{}, NonStarving
-		case since.IsZero():
-			e.belowFairShareTime, e.starvation = now, NonStarving
-		case e.aggressiveEnabled && now.After(since.Add(aggressive)):
-			e.belowFairShareTime, e.starvation = since, AggressivelyStarving
-		case now.After(since.Add(timeout)):
-			e.belowFairShareTime, e.starvation = since, Starving
-		default:
-			e.belowFairShareTime, e.starvation = since, NonStarving
-		}
+	} else {
+		out.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
 	}
+	if e.kind == KindPool && !t.cfg.EnablePoolStarvation {
+		return starvation{status: out.status}
+	}
+	timeout := e.starvationTimeout
+	aggressive := t.cfg.FairShareAggressiveStarvationTimeout
+	if e.kind == KindOperation {
+		k := min(1, float64(e.pendingJobs)/t.cfg.AllocationCountPreemptionTimeoutCoefficient)
+		timeout = time.Duration(float64(timeout) * k)
+		aggressive = time.Duration(float64(aggressive) * k)
+	}
+	switch {
+	case out.status == StatusNormal:
+		out.since, out.starvation = time.Time{}, NonStarving
+	case since.IsZero():
+		out.since, out.starvation = now, NonStarving
+	case e.aggressiveEnabled && now.After(since.Add(aggressive)):
+		out.since, out.starvation = since, AggressivelyStarving
+	case now.After(since.Add(timeout)):
+		out.since, out.starvation = since, Starving
+	default:
+		out.since, out.starvation = since, NonStarving
+	}
+	return out
 }
 
 // belowFairShare: usage is below min(fair share × tolerance, demand) on

@@ -34,8 +34,8 @@ func (k ElementKind) String() string {
 type element struct {
 	kind     ElementKind
 	name     string
-	parent   int // index; -1 for the root
-	children []int
+	parent   int   // index; -1 for the root
+	children []int // a window of tree.kids
 	depth    int
 
 	pool *PoolConfig // pools only
@@ -68,6 +68,9 @@ type element struct {
 	// scale is the suggestion scale among siblings: weight / smallest
 	// sibling weight (see computeScales).
 	scale float64
+	// gang: an operation whose function is a step (a gang with the tree's
+	// step function enabled).
+	gang bool
 
 	// Fit-factor functions.
 	fLo      float64 // start of the FairShareByFitFactor domain
@@ -77,15 +80,21 @@ type element struct {
 
 	fifoIndex int
 	fairShare Share
-	detailed  DetailedShare
 
-	// Starvation.
-	tolerance          float64
-	starvationTimeout  time.Duration
-	aggressiveEnabled  bool
-	status             Status
-	starvation         StarvationStatus
-	belowFairShareTime time.Time
+	// Starvation settings, inherited top-down in the report.
+	tolerance         float64
+	starvationTimeout time.Duration
+	aggressiveEnabled bool
+	// prevSince is when the previous state says the element went below its
+	// fair share (zero when it does not).
+	prevSince time.Time
+
+	// Copied from an operation so that the report reads it from here.
+	unschedulable bool
+	hasJobs       bool
+	pendingJobs   int
+	opTolerance   *float64
+	opTimeout     *time.Duration
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
@@ -99,39 +108,64 @@ type volumeState struct {
 // tree is the element tree of one update. elements[0] is the root; the rest
 // are in depth-first pre-order with children in configuration order (pools
 // first, then operations, each in input order; fifo pools order their
-// operations by fifo_sort_parameters).
+// operations by fifo_sort_parameters). Its buffers are reused by the next
+// update of the same Engine; every update overwrites what it reads.
 type tree struct {
 	elements []*element
-	total    Resources
-	ones     Share
-	cfg      *TreeConfig
-	ws       workspace
+	// pools lists the root and the pools, in pre-order.
+	pools []int
+	total Resources
+	ones  Share
+	cfg   *TreeConfig
+	ws    workspace
+
+	store []element
+	kids  []int
+	vols  []volumeState
+	// Index of the snapshot.
+	poolIdx map[PoolID]int
+	seenOps map[OperationID]int // operation index
+	// Per pool slot (0 the root, i+1 pool i): parent slot, and the child
+	// pools and operations as windows of poolList and opList.
+	poolParent         []int
+	poolStart, opStart []int
+	poolList, opList   []int
+	opPool             []int
+	opElem             []int
+	poolElem           []int
+	scratchInts        []int
+	nodeShapes         []nodeShape
 }
 
-func buildTree(snap *Snapshot) (*tree, error) {
+// build fills the tree from snap, reusing the tree's buffers.
+func (t *tree) build(snap *Snapshot) error {
 	if err := snap.Tree.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	for i := range snap.Cluster.Total {
 		if v := snap.Cluster.Total[i]; !finite(v) || v < 0 {
-			return nil, fmt.Errorf("%w: cluster total %s must be a finite number >= 0, got %g", ErrInvalidConfig, ResourceType(i), v)
+			return fmt.Errorf("%w: cluster total %s must be a finite number >= 0, got %g", ErrInvalidConfig, ResourceType(i), v)
 		}
 	}
-	t := &tree{
-		total: snap.Cluster.Total,
-		ones:  Ones(snap.Cluster.Total),
-		cfg:   &snap.Tree,
+	t.total = snap.Cluster.Total
+	t.ones = Ones(snap.Cluster.Total)
+	t.cfg = &snap.Tree
+	np, no := len(snap.Pools), len(snap.Operations)
+
+	// Index pools and check names and parents. Slot 0 is the root; pool i
+	// is slot i+1.
+	if t.poolIdx == nil {
+		t.poolIdx = make(map[PoolID]int, np)
 	}
-	// Index pools and check names and parents. Slot 0 of the child lists is
-	// the root; pool i is slot i+1.
-	poolIdx := make(map[PoolID]int, len(snap.Pools))
+	clear(t.poolIdx)
+	poolIdx := t.poolIdx
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		if err := p.Validate(snap.Tree.MainResource); err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := poolIdx[p.Name]; dup {
-			return nil, fmt.Errorf("%w: pool %q is defined twice", ErrInvalidTree, p.Name)
+			return fmt.Errorf("%w: pool %q is defined twice", ErrInvalidTree, p.Name)
 		}
 		poolIdx[p.Name] = i
 	}
@@ -142,95 +176,157 @@ func buildTree(snap *Snapshot) (*tree, error) {
 		i, ok := poolIdx[p]
 		return i + 1, ok
 	}
-	childPools := make([][]int, len(snap.Pools)+1)
+	t.poolParent = grow(t.poolParent, np+1)
+	t.poolStart = grow(t.poolStart, np+2)
+	t.opStart = grow(t.opStart, np+2)
+	clear(t.poolStart)
+	clear(t.opStart)
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		ps, ok := slot(p.Parent)
 		if !ok {
-			return nil, fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, p.Name, p.Parent)
+			return fmt.Errorf("%w: pool %q: parent %q does not exist", ErrInvalidTree, p.Name, p.Parent)
 		}
-		childPools[ps] = append(childPools[ps], i)
+		t.poolParent[i+1] = ps
+		t.poolStart[ps+1]++
 	}
-	childOps := make([][]int, len(snap.Pools)+1)
-	seenOps := make(map[OperationID]struct{}, len(snap.Operations))
+	if t.seenOps == nil {
+		t.seenOps = make(map[OperationID]int, no)
+	}
+	clear(t.seenOps)
+	seenOps := t.seenOps
+	t.opPool = grow(t.opPool, no)
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		if err := o.Validate(); err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := seenOps[o.ID]; dup {
-			return nil, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
+			return fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
 		}
-		seenOps[o.ID] = struct{}{}
+		seenOps[o.ID] = i
 		if _, clash := poolIdx[PoolID(o.ID)]; clash {
-			return nil, fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
+			return fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
 		}
 		ps, ok := slot(o.Pool)
 		if !ok {
-			return nil, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
+			return fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
 		}
-		childOps[ps] = append(childOps[ps], i)
+		t.opPool[i] = ps
+		t.opStart[ps+1]++
+	}
+	// Child lists by slot, in input order (a counting sort).
+	for s := 1; s <= np+1; s++ {
+		t.poolStart[s] += t.poolStart[s-1]
+		t.opStart[s] += t.opStart[s-1]
+	}
+	t.poolList = grow(t.poolList, np)
+	t.opList = grow(t.opList, no)
+	fill := grow(t.scratchInts, np+1)
+	t.scratchInts = fill
+	copy(fill, t.poolStart[:np+1])
+	for i := range snap.Pools {
+		ps := t.poolParent[i+1]
+		t.poolList[fill[ps]] = i
+		fill[ps]++
+	}
+	copy(fill, t.opStart[:np+1])
+	for i, ps := range t.opPool[:no] {
+		t.opList[fill[ps]] = i
+		fill[ps]++
 	}
 
-	n := 1 + len(snap.Pools) + len(snap.Operations)
-	t.ws.chunk = min(4*n, maxChunk)
-	store := make([]element, n)
-	t.elements = make([]*element, 0, n)
-	vols := make([]volumeState, len(snap.Pools)+1)
-	store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &vols[len(snap.Pools)]}
-	t.elements = append(t.elements, &store[0])
-	newElement := func(kind ElementKind, name string, parent, depth int) *element {
-		idx := len(t.elements)
-		e := &store[idx]
-		e.kind, e.name, e.parent, e.depth = kind, name, parent, depth
-		t.elements = append(t.elements, e)
-		p := t.elements[parent]
-		p.children = append(p.children, idx)
-		return e
-	}
+	n := 1 + np + no
+	t.ws.reset(n)
+	t.store = grow(t.store, n)
+	t.elements = grow(t.elements, n)[:0]
+	t.kids = grow(t.kids, n)[:0]
+	t.vols = grow(t.vols, np+1)
+	t.pools = t.pools[:0]
+	t.opElem = grow(t.opElem, no)
+	t.poolElem = grow(t.poolElem, np)
+	clear(t.vols)
+	t.store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &t.vols[np]}
+	t.elements = append(t.elements, &t.store[0])
+	t.pools = append(t.pools, 0)
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
-		if mode == ModeFIFO && len(childPools[key]) > 0 {
+		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
+		ops := t.opList[t.opStart[key]:t.opStart[key+1]]
+		if mode == ModeFIFO && len(childPools) > 0 {
 			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, snap.Pools[key-1].Name)
 		}
-		t.elements[parent].children = make([]int, 0, len(childPools[key])+len(childOps[key]))
-		for _, pi := range childPools[key] {
+		k0 := len(t.kids)
+		nk := len(childPools) + len(ops)
+		t.kids = t.kids[:k0+nk]
+		children := t.kids[k0 : k0+nk : k0+nk]
+		t.elements[parent].children = children
+		for k, pi := range childPools {
 			p := &snap.Pools[pi]
 			idx := len(t.elements)
-			e := newElement(KindPool, string(p.Name), parent, depth)
-			e.pool, e.vol = p, &vols[pi]
+			children[k] = idx
+			e := &t.store[idx]
+			*e = element{kind: KindPool, name: string(p.Name), parent: parent, depth: depth, pool: p, vol: &t.vols[pi]}
+			t.elements = append(t.elements, e)
+			t.pools = append(t.pools, idx)
+			t.poolElem[pi] = idx
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
 		}
-		ops := childOps[key]
 		if mode == ModeFIFO {
-			ops = slices.Clone(ops)
 			sortFIFO(ops, snap.Operations, snap.Pools[key-1].FifoSortParameters)
 		}
 		for fi, oi := range ops {
-			o := &snap.Operations[oi]
-			e := newElement(KindOperation, string(o.ID), parent, depth)
-			e.op, e.fifoIndex = o, fi
+			idx := len(t.elements)
+			children[len(childPools)+fi] = idx
+			t.opElem[oi] = idx
+			e := &t.store[idx]
+			*e = element{kind: KindOperation, parent: parent, depth: depth, fifoIndex: fi}
+			t.elements = append(t.elements, e)
 		}
 		return nil
 	}
 	if err := add(0, 0, ModeFairShare, 1); err != nil {
-		return nil, err
+		return err
 	}
 	if len(t.elements) != n {
 		// Pools that are not reachable from the root form a cycle.
 		reached := make(map[string]bool, len(t.elements))
 		for _, e := range t.elements {
-			reached[e.name] = true
+			if e.kind != KindOperation {
+				reached[e.name] = true
+			}
 		}
 		for i := range snap.Pools {
 			if !reached[string(snap.Pools[i].Name)] {
-				return nil, fmt.Errorf("%w: pool %q is part of a cycle (not reachable from the root)", ErrInvalidTree, snap.Pools[i].Name)
+				return fmt.Errorf("%w: pool %q is part of a cycle (not reachable from the root)", ErrInvalidTree, snap.Pools[i].Name)
 			}
 		}
 	}
-	return t, nil
+	// Operations in input order (sequential reads of the snapshot).
+	t.prepareNodeShapes(snap.Cluster.Nodes)
+	for oi := range snap.Operations {
+		t.initOperation(&t.store[t.opElem[oi]], &snap.Operations[oi])
+	}
+	return nil
+}
+
+// loadPrevious copies from the previous state when each pool and operation
+// went below its fair share. It walks the previous state's maps (smaller
+// than the tree when most elements are not below their fair share); each
+// entry sets its own element, so the maps' order does not matter.
+func (t *tree) loadPrevious(prev *State) {
+	for id, st := range prev.Operations {
+		if oi, ok := t.seenOps[id]; ok {
+			t.elements[t.opElem[oi]].prevSince = st.BelowFairShareSince
+		}
+	}
+	for id, st := range prev.Pools {
+		if pi, ok := t.poolIdx[id]; ok {
+			t.elements[t.poolElem[pi]].prevSince = st.BelowFairShareSince
+		}
+	}
 }
 
 // sortFIFO orders a fifo pool's operations by its sort parameters

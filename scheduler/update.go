@@ -10,7 +10,18 @@ import (
 // the zero State before the first update). It returns every element's
 // attributes and the state for the next update. It never modifies snap or
 // prev; the same inputs always give the same result.
+//
+// Update borrows the working memory of an Engine from a pool (see Engine);
+// callers that update one tree repeatedly can keep their own Engine instead.
 func Update(snap *Snapshot, prev *State) (*Result, error) {
+	en := enginePool.Get().(*Engine)
+	res, err := en.Update(snap, prev)
+	en.release()
+	enginePool.Put(en)
+	return res, err
+}
+
+func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	if prev == nil {
 		prev = &State{}
 	}
@@ -18,12 +29,12 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 		return nil, fmt.Errorf("%w: update time %s is before the previous update %s", ErrInvalidConfig,
 			snap.Now.Format("2006-01-02T15:04:05.000Z07:00"), prev.LastUpdate.Format("2006-01-02T15:04:05.000Z07:00"))
 	}
-	t, err := buildTree(snap)
-	if err != nil {
+	if err := t.build(snap); err != nil {
 		return nil, err
 	}
+	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
-	t.computeAttributes(snap.Cluster.Nodes)
+	t.computeAttributes()
 	burst, relaxed := t.integralLists()
 	integral := append(append([]int(nil), burst...), relaxed...)
 	for _, i := range integral {
@@ -43,13 +54,14 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 	t.grantRelaxed(relaxed)
 	t.prepare(0)
 	t.distribute(0, 1)
-	t.splitFairShares()
-	t.inheritStarvationSettings()
-	t.computeStatuses(snap.Now, prev)
-	return t.result(snap, alerts), nil
+	return t.report(snap, prev, alerts), nil
 }
 
-func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
+// report builds the Result in one pre-order pass: the detailed split of each
+// fair share (the root's total is the sum of its children's), the
+// starvation settings, statuses and job classes, and the state for the next
+// update.
+func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 	res := &Result{
 		Now:      snap.Now,
 		Total:    t.total,
@@ -57,11 +69,35 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 		Alerts:   alerts,
 		State: State{
 			LastUpdate: snap.Now,
-			Pools:      make(map[PoolID]PoolState),
-			Operations: make(map[OperationID]OperationState),
+			Pools:      make(map[PoolID]PoolState, len(prev.Pools)),
+			Operations: make(map[OperationID]OperationState, len(prev.Operations)),
 		},
 	}
+	root := t.elements[0]
+	var rootTotal, rootSG Share
+	for _, c := range root.children {
+		ce := t.elements[c]
+		rootTotal = rootTotal.Add(ce.fairShare)
+		rootSG = rootSG.Add(ce.fairShare.Min(ce.sgs).ClampZero())
+	}
+	root.fairShare = rootTotal
+	rootIG := rootTotal.Sub(rootSG).Min(root.pis).ClampZero()
 	for i, e := range t.elements {
+		t.inheritStarvationSettings(i)
+		var st starvation
+		var detailed DetailedShare
+		switch e.kind {
+		case KindRoot:
+			detailed = DetailedShare{
+				StrongGuarantee:    rootSG,
+				IntegralGuarantee:  rootIG,
+				WeightProportional: rootTotal.Sub(rootSG).Sub(rootIG).ClampZero(),
+				Total:              rootTotal,
+			}
+		default:
+			detailed = splitShare(e.fairShare, e.sgs, e.pis)
+			st = t.computeStatus(i, snap.Now)
+		}
 		r := &res.Elements[i]
 		*r = ElementResult{
 			Kind:                                  e.kind,
@@ -72,21 +108,23 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 			LimitsShare:                           e.limitsShare,
 			StrongGuaranteeShare:                  e.sgs,
 			ProposedIntegralShare:                 e.pis,
-			FairShare:                             e.detailed,
+			FairShare:                             detailed,
 			DominantResource:                      e.dominant,
 			Weight:                                e.weight,
 			ResourceDemand:                        e.demand,
 			ResourceUsage:                         e.usage,
 			ResourceLimits:                        e.limits,
-			Status:                                e.status,
-			StarvationStatus:                      e.starvation,
+			Status:                                st.status,
+			StarvationStatus:                      st.starvation,
 			EffectiveFairShareStarvationTolerance: e.tolerance,
 			EffectiveFairShareStarvationTimeout:   e.starvationTimeout,
-			BelowFairShareSince:                   e.belowFairShareTime,
+			BelowFairShareSince:                   st.since,
 			Satisfaction:                          LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare),
 			FifoIndex:                             e.fifoIndex,
 		}
-		if e.fnS != nil {
+		if n := len(e.fnS); n > 0 && e.fnS[n-1].x == 1 {
+			r.LimitedDemandShare = e.fnS[n-1].l // at(1), without the search
+		} else if n > 0 {
 			r.LimitedDemandShare = e.fnS.at(1)
 		}
 		if e.parent >= 0 {
@@ -99,7 +137,7 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 		}
 		switch e.kind {
 		case KindPool:
-			ps := PoolState{BelowFairShareSince: e.belowFairShareTime}
+			ps := PoolState{BelowFairShareSince: st.since}
 			if e.integral != GuaranteeNone {
 				ps.AccumulatedVolume = e.vol.volume
 				ps.LastIntegralShareRatio = e.lastShareRatio
@@ -109,40 +147,52 @@ func (t *tree) result(snap *Snapshot, alerts []Alert) *Result {
 				res.State.Pools[PoolID(e.name)] = ps
 			}
 		case KindOperation:
-			if !e.belowFairShareTime.IsZero() {
-				res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: e.belowFairShareTime}
+			if !st.since.IsZero() {
+				res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: st.since}
 			}
-			if len(e.op.Jobs) > 0 {
-				jobs := slices.Clone(e.op.Jobs)
-				slices.SortStableFunc(jobs, func(a, b Job) int {
-					if c := a.StartTime.Compare(b.StartTime); c != 0 {
-						return c
-					}
-					return strings.Compare(a.ID, b.ID)
-				})
-				r.Jobs = ClassifyJobs(ClassifyInput{
-					FairShare:           e.fairShare,
-					Demand:              e.demandShare,
-					Total:               t.total,
-					AggressiveThreshold: t.cfg.AggressivePreemptionSatisfactionThreshold,
-					Threshold:           t.cfg.PreemptionSatisfactionThreshold,
-					UsageThreshold:      t.usageThreshold(e),
-					Jobs:                jobs,
-				})
-				for _, j := range r.Jobs {
-					switch j.Class {
-					case NonPreemptible:
-						r.NonPreemptibleJobCount++
-					case AggressivelyPreemptible:
-						r.AggressivelyPreemptibleJobCount++
-					default:
-						r.PreemptibleJobCount++
-					}
-				}
+			if e.hasJobs {
+				t.classifyJobs(e, r)
 			}
 		}
 	}
 	return res
+}
+
+// byStart orders jobs by start time, then id.
+func byStart(a, b Job) int {
+	if c := a.StartTime.Compare(b.StartTime); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// classifyJobs classifies an operation's running jobs in start order and
+// counts them by class.
+func (t *tree) classifyJobs(e *element, r *ElementResult) {
+	jobs := e.op.Jobs
+	if !slices.IsSortedFunc(jobs, byStart) {
+		jobs = slices.Clone(jobs)
+		slices.SortStableFunc(jobs, byStart)
+	}
+	r.Jobs = ClassifyJobs(ClassifyInput{
+		FairShare:           e.fairShare,
+		Demand:              e.demandShare,
+		Total:               t.total,
+		AggressiveThreshold: t.cfg.AggressivePreemptionSatisfactionThreshold,
+		Threshold:           t.cfg.PreemptionSatisfactionThreshold,
+		UsageThreshold:      t.usageThreshold(e),
+		Jobs:                jobs,
+	})
+	for _, j := range r.Jobs {
+		switch j.Class {
+		case NonPreemptible:
+			r.NonPreemptibleJobCount++
+		case AggressivelyPreemptible:
+			r.AggressivelyPreemptibleJobCount++
+		default:
+			r.PreemptibleJobCount++
+		}
+	}
 }
 
 func (t *tree) integralAttributes(e *element) *IntegralAttributes {

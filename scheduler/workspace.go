@@ -5,7 +5,9 @@ package scheduler
 // needs afterwards (every element's FairShareBySuggestion, and the pools'
 // MaxFitFactorBySuggestion). Functions are built in scratch space and copied
 // into the arena with their exact size, so one update allocates a few large
-// chunks instead of several small slices per element.
+// chunks instead of several small slices per element. An Engine keeps the
+// workspace, chunks included, for its next update: nothing an update returns
+// points into it.
 type workspace struct {
 	f     vfunc
 	sig   []sigmaVertex
@@ -13,6 +15,7 @@ type workspace struct {
 	s     vfunc
 	terms []scaledChild
 	fifo  []vfunc
+	sugg  []float64
 
 	// sumScaled
 	slopes  []Share
@@ -20,43 +23,67 @@ type workspace struct {
 	ends    []int
 	heap    cursorHeap
 
-	vchunk []vpoint
-	schunk []spoint
-	// chunk is the size of the next arena chunk; it starts from the tree's
-	// size and doubles up to maxChunk.
-	chunk int
+	vArena arena[vpoint]
+	sArena arena[spoint]
 }
 
-const maxChunk = 1 << 16
-
-func (w *workspace) nextChunk(n int) int {
-	c := max(w.chunk, n)
-	w.chunk = min(2*max(w.chunk, 16), maxChunk)
-	return c
+// reset makes the arena reusable for a tree of n elements.
+func (w *workspace) reset(n int) {
+	w.vArena.reset(4 * n)
+	w.sArena.reset(n)
 }
 
 // keepV copies f into the arena.
-func (w *workspace) keepV(f vfunc) vfunc { return keep(w, &w.vchunk, f) }
+func (w *workspace) keepV(f vfunc) vfunc { return vfunc(w.vArena.keep(f)) }
 
 // keepS copies f into the arena.
-func (w *workspace) keepS(f sfunc) sfunc { return keep(w, &w.schunk, f) }
+func (w *workspace) keepS(f sfunc) sfunc { return sfunc(w.sArena.keep(f)) }
 
-// keep copies f into the current chunk, starting a new chunk when it does
-// not fit; earlier chunks stay alive through the slices that use them.
-func keep[F ~[]P, P any](w *workspace, chunk *[]P, f F) F {
-	n := len(f)
-	if cap(*chunk)-len(*chunk) < n {
-		*chunk = make([]P, 0, w.nextChunk(n))
+// maxChunk bounds the size of one arena chunk (in points).
+const maxChunk = 1 << 16
+
+// arena hands out slices of large chunks. Chunks stay alive through the
+// slices that use them; reset starts handing out the same chunks again.
+type arena[P any] struct {
+	chunks [][]P
+	cur    int // index of the chunk being filled
+	// next is the size of the next new chunk; it starts from the tree's
+	// size and doubles up to maxChunk.
+	next int
+}
+
+func (a *arena[P]) reset(hint int) {
+	for i := range a.chunks {
+		a.chunks[i] = a.chunks[i][:0]
 	}
-	start := len(*chunk)
-	*chunk = append(*chunk, f...)
-	return F((*chunk)[start : start+n : start+n])
+	a.cur = 0
+	if len(a.chunks) == 0 {
+		a.next = min(hint, maxChunk)
+	}
+}
+
+// keep copies f into the arena.
+func (a *arena[P]) keep(f []P) []P {
+	n := len(f)
+	for a.cur < len(a.chunks) && cap(a.chunks[a.cur])-len(a.chunks[a.cur]) < n {
+		a.cur++
+	}
+	if a.cur == len(a.chunks) {
+		c := max(a.next, n, 16)
+		a.next = min(2*max(a.next, 16), maxChunk)
+		a.chunks = append(a.chunks, make([]P, 0, c))
+	}
+	chunk := a.chunks[a.cur]
+	start := len(chunk)
+	chunk = append(chunk, f...)
+	a.chunks[a.cur] = chunk
+	return chunk[start : start+n : start+n]
 }
 
 // grow returns s resized to n elements (contents unspecified).
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n, 2*n)
+		return make([]T, n, n+n/4)
 	}
 	return s[:n]
 }
