@@ -35,6 +35,7 @@ type Event struct {
 	//	*Event_Operation
 	//	*Event_Job
 	//	*Event_FairShare
+	//	*Event_Starvation
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -132,6 +133,15 @@ func (x *Event) GetFairShare() *FairShareSnapshot {
 	return nil
 }
 
+func (x *Event) GetStarvation() *StarvationEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_Starvation); ok {
+			return x.Starvation
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -148,11 +158,17 @@ type Event_FairShare struct {
 	FairShare *FairShareSnapshot `protobuf:"bytes,12,opt,name=fair_share,json=fairShare,proto3,oneof"`
 }
 
+type Event_Starvation struct {
+	Starvation *StarvationEvent `protobuf:"bytes,13,opt,name=starvation,proto3,oneof"`
+}
+
 func (*Event_Operation) isEvent_Kind() {}
 
 func (*Event_Job) isEvent_Kind() {}
 
 func (*Event_FairShare) isEvent_Kind() {}
+
+func (*Event_Starvation) isEvent_Kind() {}
 
 // OperationEvent is a state change of an operation.
 type OperationEvent struct {
@@ -477,8 +493,11 @@ type FairShareSnapshot struct {
 	Pools          []*ElementShare        `protobuf:"bytes,1,rep,name=pools,proto3" json:"pools,omitempty"`
 	OperationCount int32                  `protobuf:"varint,2,opt,name=operation_count,json=operationCount,proto3" json:"operation_count,omitempty"`
 	NodeCount      int32                  `protobuf:"varint,3,opt,name=node_count,json=nodeCount,proto3" json:"node_count,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// error is set (and pools empty) when the update failed; the previous
+	// fair shares stay in force.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FairShareSnapshot) Reset() {
@@ -532,11 +551,104 @@ func (x *FairShareSnapshot) GetNodeCount() int32 {
 	return 0
 }
 
+func (x *FairShareSnapshot) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// StarvationEvent is a change of a pool's starvation status.
+type StarvationEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Pool  string                 `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	// from and to: "non_starving", "starving", "aggressively_starving".
+	From                string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To                  string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	FairShare           float64                `protobuf:"fixed64,4,opt,name=fair_share,json=fairShare,proto3" json:"fair_share,omitempty"`
+	UsageShare          float64                `protobuf:"fixed64,5,opt,name=usage_share,json=usageShare,proto3" json:"usage_share,omitempty"`
+	BelowFairShareSince *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=below_fair_share_since,json=belowFairShareSince,proto3" json:"below_fair_share_since,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *StarvationEvent) Reset() {
+	*x = StarvationEvent{}
+	mi := &file_sharetree_v1_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StarvationEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StarvationEvent) ProtoMessage() {}
+
+func (x *StarvationEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StarvationEvent.ProtoReflect.Descriptor instead.
+func (*StarvationEvent) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *StarvationEvent) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *StarvationEvent) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *StarvationEvent) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *StarvationEvent) GetFairShare() float64 {
+	if x != nil {
+		return x.FairShare
+	}
+	return 0
+}
+
+func (x *StarvationEvent) GetUsageShare() float64 {
+	if x != nil {
+		return x.UsageShare
+	}
+	return 0
+}
+
+func (x *StarvationEvent) GetBelowFairShareSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.BelowFairShareSince
+	}
+	return nil
+}
+
 var File_sharetree_v1_events_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\xb2\x02\n" +
+	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\xf3\x02\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
@@ -546,7 +658,10 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	" \x01(\v2\x1c.sharetree.v1.OperationEventH\x00R\toperation\x12*\n" +
 	"\x03job\x18\v \x01(\v2\x16.sharetree.v1.JobEventH\x00R\x03job\x12@\n" +
 	"\n" +
-	"fair_share\x18\f \x01(\v2\x1f.sharetree.v1.FairShareSnapshotH\x00R\tfairShareB\x06\n" +
+	"fair_share\x18\f \x01(\v2\x1f.sharetree.v1.FairShareSnapshotH\x00R\tfairShare\x12?\n" +
+	"\n" +
+	"starvation\x18\r \x01(\v2\x1d.sharetree.v1.StarvationEventH\x00R\n" +
+	"starvationB\x06\n" +
 	"\x04kind\"\xea\x01\n" +
 	"\x0eOperationEvent\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\x120\n" +
@@ -578,12 +693,22 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\x10dominantResource\x12+\n" +
 	"\x11starvation_status\x18\v \x01(\tR\x10starvationStatus\x12\x16\n" +
 	"\x06weight\x18\f \x01(\x01R\x06weight\x12\x14\n" +
-	"\x05depth\x18\r \x01(\x05R\x05depth\"\x8d\x01\n" +
+	"\x05depth\x18\r \x01(\x05R\x05depth\"\xa3\x01\n" +
 	"\x11FairShareSnapshot\x120\n" +
 	"\x05pools\x18\x01 \x03(\v2\x1a.sharetree.v1.ElementShareR\x05pools\x12'\n" +
 	"\x0foperation_count\x18\x02 \x01(\x05R\x0eoperationCount\x12\x1d\n" +
 	"\n" +
-	"node_count\x18\x03 \x01(\x05R\tnodeCountBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"node_count\x18\x03 \x01(\x05R\tnodeCount\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xda\x01\n" +
+	"\x0fStarvationEvent\x12\x12\n" +
+	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x1d\n" +
+	"\n" +
+	"fair_share\x18\x04 \x01(\x01R\tfairShare\x12\x1f\n" +
+	"\vusage_share\x18\x05 \x01(\x01R\n" +
+	"usageShare\x12O\n" +
+	"\x16below_fair_share_since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x13belowFairShareSinceBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_events_proto_rawDescOnce sync.Once
@@ -597,33 +722,36 @@ func file_sharetree_v1_events_proto_rawDescGZIP() []byte {
 	return file_sharetree_v1_events_proto_rawDescData
 }
 
-var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_sharetree_v1_events_proto_goTypes = []any{
 	(*Event)(nil),                 // 0: sharetree.v1.Event
 	(*OperationEvent)(nil),        // 1: sharetree.v1.OperationEvent
 	(*JobEvent)(nil),              // 2: sharetree.v1.JobEvent
 	(*ElementShare)(nil),          // 3: sharetree.v1.ElementShare
 	(*FairShareSnapshot)(nil),     // 4: sharetree.v1.FairShareSnapshot
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(OperationState)(0),           // 6: sharetree.v1.OperationState
-	(*Error)(nil),                 // 7: sharetree.v1.Error
-	(JobState)(0),                 // 8: sharetree.v1.JobState
+	(*StarvationEvent)(nil),       // 5: sharetree.v1.StarvationEvent
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(OperationState)(0),           // 7: sharetree.v1.OperationState
+	(*Error)(nil),                 // 8: sharetree.v1.Error
+	(JobState)(0),                 // 9: sharetree.v1.JobState
 }
 var file_sharetree_v1_events_proto_depIdxs = []int32{
-	5, // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
-	1, // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
-	2, // 2: sharetree.v1.Event.job:type_name -> sharetree.v1.JobEvent
-	4, // 3: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
-	6, // 4: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
-	6, // 5: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
-	7, // 6: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
-	8, // 7: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
-	3, // 8: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	6,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
+	1,  // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
+	2,  // 2: sharetree.v1.Event.job:type_name -> sharetree.v1.JobEvent
+	4,  // 3: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
+	5,  // 4: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
+	7,  // 5: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
+	7,  // 6: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
+	8,  // 7: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
+	9,  // 8: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
+	3,  // 9: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
+	6,  // 10: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_events_proto_init() }
@@ -638,6 +766,7 @@ func file_sharetree_v1_events_proto_init() {
 		(*Event_Operation)(nil),
 		(*Event_Job)(nil),
 		(*Event_FairShare)(nil),
+		(*Event_Starvation)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -645,7 +774,7 @@ func file_sharetree_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_events_proto_rawDesc), len(file_sharetree_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,84 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("actors: invalid config")
+
+// Config holds the live scheduler's timings and limits. Tree-level options
+// (fair_share_update_period, starvation, preemption timeouts) live in each
+// tree's scheduler.TreeConfig.
+type Config struct {
+	// Now is the clock. Default time.Now. Only actors read it; the engine
+	// takes the time as an input.
+	Now func() time.Time
+	// Logger receives the scheduler's logs. Default: discard.
+	Logger *slog.Logger
+	// HeartbeatPeriod is what agents are told to use. Default 1s.
+	HeartbeatPeriod time.Duration
+	// NodeOfflineTimeout: a node not heard from for this long no longer
+	// counts in its tree's resources and gets no jobs (its jobs keep
+	// running). Default 60s (the reference's node_heartbeat_timeout).
+	NodeOfflineTimeout time.Duration
+	// NodeLostTimeout: a node not heard from for this long is forgotten and
+	// its jobs are failed as lost and rescheduled. Default 5m.
+	NodeLostTimeout time.Duration
+	// MaxJobsPerHeartbeat caps the jobs started on one node per heartbeat;
+	// 0 is no cap. Default 0.
+	MaxJobsPerHeartbeat int
+	// DefaultMaxFailedJobCount is an operation's max_failed_job_count when
+	// its spec sets none. Default 10.
+	DefaultMaxFailedJobCount int
+	// FairShareEventPeriod is how often each tree publishes a fair-share
+	// snapshot event. Default 1s.
+	FairShareEventPeriod time.Duration
+	// RequestTimeout bounds every actor-to-actor request. Default 5s.
+	RequestTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Now:                      time.Now,
+		Logger:                   slog.New(slog.DiscardHandler),
+		HeartbeatPeriod:          time.Second,
+		NodeOfflineTimeout:       60 * time.Second,
+		NodeLostTimeout:          5 * time.Minute,
+		DefaultMaxFailedJobCount: 10,
+		FairShareEventPeriod:     time.Second,
+		RequestTimeout:           5 * time.Second,
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Now == nil:
+		return bad("Now", "is nil")
+	case c.Logger == nil:
+		return bad("Logger", "is nil")
+	case c.HeartbeatPeriod <= 0:
+		return bad("HeartbeatPeriod", "must be positive, got %s", c.HeartbeatPeriod)
+	case c.NodeOfflineTimeout <= 0:
+		return bad("NodeOfflineTimeout", "must be positive, got %s", c.NodeOfflineTimeout)
+	case c.NodeLostTimeout < c.NodeOfflineTimeout:
+		return bad("NodeLostTimeout", "%s must not be below NodeOfflineTimeout %s", c.NodeLostTimeout, c.NodeOfflineTimeout)
+	case c.MaxJobsPerHeartbeat < 0:
+		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
+	case c.DefaultMaxFailedJobCount < 0:
+		return bad("DefaultMaxFailedJobCount", "must be >= 0, got %d", c.DefaultMaxFailedJobCount)
+	case c.FairShareEventPeriod <= 0:
+		return bad("FairShareEventPeriod", "must be positive, got %s", c.FairShareEventPeriod)
+	case c.RequestTimeout <= 0:
+		return bad("RequestTimeout", "must be positive, got %s", c.RequestTimeout)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package actors
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+// ledgerOp is what the ledger keeps about a running operation besides its
+// placement state.
+type ledgerOp struct {
+	spec *pb.OperationSpec // immutable
+	pid  *actor.PID
+	// attempts counts restarts of jobs that were retried (sparse).
+	attempts map[placement.JobKey]int
+}
+
+// startedJob is one job a scheduling pass started.
+type startedJob struct {
+	ref  jobRef
+	spec *pb.JobSpec
+	op   *actor.PID
+	res  scheduler.Resources
+}
+
+// Ledger is one tree's placement state shared by the tree actor and the node
+// actors: the scheduler/placement structure, the running operations' specs,
+// the online nodes and the latest fair-share result. Every method takes the
+// mutex for a short, non-blocking critical section.
+type Ledger struct {
+	tree   string
+	mu     sync.Mutex
+	p      *placement.Placement
+	ops    map[scheduler.OperationID]*ledgerOp
+	nodes  map[scheduler.NodeID]scheduler.Node
+	latest atomic.Pointer[scheduler.Result]
+}
+
+func newLedger(tree string) *Ledger {
+	return &Ledger{
+		tree:  tree,
+		p:     placement.New(),
+		ops:   map[scheduler.OperationID]*ledgerOp{},
+		nodes: map[scheduler.NodeID]scheduler.Node{},
+	}
+}
+
+// setPools rebuilds the pool structure.
+func (l *Ledger) setPools(pools []placement.PoolSpec) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.SetPools(pools)
+}
+
+// addOperation starts scheduling an operation's jobs.
+func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.OperationSpec, pid *actor.PID) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.p.AddOperation(spec); err != nil {
+		return err
+	}
+	l.ops[spec.ID] = &ledgerOp{spec: pbSpec, pid: pid}
+	return nil
+}
+
+// removeOperation stops scheduling an operation and returns the jobs it
+// still had running, so they can be aborted.
+func (l *Ledger) removeOperation(id scheduler.OperationID) []placement.RunningJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	running := l.p.RunningJobs(id)
+	l.p.RemoveOperation(id)
+	delete(l.ops, id)
+	return running
+}
+
+// hasOperation reports whether the operation is scheduled in this tree.
+func (l *Ledger) hasOperation(id scheduler.OperationID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ops[id]
+	return ok
+}
+
+// schedule runs a node's scheduling pass.
+func (l *Ledger) schedule(node scheduler.NodeID, free scheduler.Resources, maxJobs int) []startedJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, online := l.nodes[node]; !online {
+		return nil
+	}
+	as := l.p.Schedule(node, free, maxJobs)
+	if len(as) == 0 {
+		return nil
+	}
+	out := make([]startedJob, 0, len(as))
+	for _, a := range as {
+		op := l.ops[a.Job.Operation]
+		ref := jobRef{key: a.Job, attempt: op.attempts[a.Job]}
+		task := op.spec.GetTasks()[a.Job.Task]
+		js := &pb.JobSpec{
+			JobId:              ref.String(),
+			OperationId:        string(a.Job.Operation),
+			TaskName:           task.GetName(),
+			JobIndex:           int32(a.Job.Index),
+			Attempt:            int32(ref.attempt),
+			Resources:          task.GetJobResources(),
+			InterruptionSignal: op.spec.GetInterruptionSignal(),
+		}
+		switch r := task.GetRun().(type) {
+		case *pb.TaskSpec_Command:
+			js.Run = &pb.JobSpec_Command{Command: r.Command}
+		case *pb.TaskSpec_SimulatedDuration:
+			js.Run = &pb.JobSpec_SimulatedDuration{SimulatedDuration: r.SimulatedDuration}
+		}
+		out = append(out, startedJob{ref: ref, spec: js, op: op.pid, res: a.Resources})
+	}
+	return out
+}
+
+// jobFinished releases a running job; requeue puts it back as pending with
+// its attempt counter raised. It reports whether the job was running.
+func (l *Ledger) jobFinished(ref jobRef, requeue bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.p.JobFinished(ref.key, requeue) {
+		return false
+	}
+	if op := l.ops[ref.key.Operation]; requeue && op != nil {
+		if op.attempts == nil {
+			op.attempts = map[placement.JobKey]int{}
+		}
+		op.attempts[ref.key] = ref.attempt + 1
+	}
+	return true
+}
+
+// setNode records an online node's resources and tags.
+func (l *Ledger) setNode(n scheduler.Node) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.nodes[n.ID] = n
+}
+
+// removeNode takes a node offline.
+func (l *Ledger) removeNode(id scheduler.NodeID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.nodes, id)
+}
+
+// fitsSomeNode reports whether a job of res fits on some online node; known
+// is false when no node is online (nothing can be judged).
+func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.nodes {
+		if n.Resources.Dominates(res) {
+			return true, true
+		}
+	}
+	return false, len(l.nodes) > 0
+}
+
+// snapshot returns the running operations' usage and the online nodes
+// sorted by id.
+func (l *Ledger) snapshot() ([]placement.OperationUsage, []scheduler.Node) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ops := l.p.Operations()
+	nodes := make([]scheduler.Node, 0, len(l.nodes))
+	for _, n := range l.nodes {
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b scheduler.Node) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return ops, nodes
+}
+
+// setResult publishes a fair-share result to the scheduling passes.
+func (l *Ledger) setResult(res *scheduler.Result) {
+	l.mu.Lock()
+	l.p.SetTotal(res.Total)
+	l.p.SetFairShares(res)
+	l.mu.Unlock()
+	l.latest.Store(res)
+}
+
+// setTotal sets the cluster total the live shares are fractions of.
+func (l *Ledger) setTotal(total scheduler.Resources) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.p.SetTotal(total)
+}
+
+// result returns the latest fair-share result, or nil before the first.
+func (l *Ledger) result() *scheduler.Result { return l.latest.Load() }
+
+// runningJobs returns an operation's running jobs.
+func (l *Ledger) runningJobs(id scheduler.OperationID) []placement.RunningJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.RunningJobs(id)
+}
+
+// runningRef is a running job with its attempt and node.
+type runningRef struct {
+	ref  jobRef
+	node scheduler.NodeID
+}
+
+// runningJobRefs returns an operation's running jobs with their attempts.
+func (l *Ledger) runningJobRefs(id scheduler.OperationID) []runningRef {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	op := l.ops[id]
+	var out []runningRef
+	for _, j := range l.p.RunningJobs(id) {
+		r := jobRef{key: j.Key}
+		if op != nil {
+			r.attempt = op.attempts[j.Key]
+		}
+		out = append(out, runningRef{ref: r, node: j.Node})
+	}
+	return out
+}

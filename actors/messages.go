@@ -1,0 +1,137 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+// Messages between actors and from the NATS boundary. Every message is
+// immutable once sent: protobuf payloads are cloned or freshly built by the
+// sender and never touched again. Replies travel through Reply functions,
+// called exactly once by the actor that answers; they must not block (they
+// publish a NATS reply).
+
+// SubmitOperation asks the root to admit an operation.
+type SubmitOperation struct {
+	Spec  *pb.OperationSpec
+	Reply func(*pb.StartOperationResponse, *pb.Error)
+}
+
+// GetOperation asks for an operation's status.
+type GetOperation struct {
+	ID    string
+	Reply func(*pb.OperationStatus, *pb.Error)
+}
+
+// ListOperations asks for the statuses of many operations.
+type ListOperations struct {
+	Request *pb.ListOperationsRequest
+	Reply   func(*pb.ListOperationsResponse, *pb.Error)
+}
+
+// AbortOperation aborts an operation.
+type AbortOperation struct {
+	ID     string
+	Reason string
+	Reply  func(*pb.AbortOperationResponse, *pb.Error)
+}
+
+// NodeHeartbeat is one heartbeat of a node; the subject's node id has been
+// checked against the payload.
+type NodeHeartbeat struct {
+	Heartbeat *pb.Heartbeat
+	Reply     func(*pb.HeartbeatResponse, *pb.Error)
+}
+
+// --- internal messages ---
+
+// admitOperation asks a tree actor to admit an operation (request/response).
+type admitOperation struct {
+	id    scheduler.OperationID
+	pool  scheduler.PoolID
+	spec  *pb.OperationSpec
+	place placement.OperationSpec
+	// weight in this tree; nil is 1.
+	weight *float64
+	op     *actor.PID
+}
+
+// admitResult answers admitOperation.
+type admitResult struct {
+	tree    string
+	running bool
+	pending *pb.PendingReason
+	err     *pb.Error
+}
+
+// operationStarted tells an operation actor that a tree runs it now (sent at
+// admission or when a pending operation gets its slot).
+type operationStarted struct{ tree string }
+
+// operationPending tells an operation actor why it waits in a tree.
+type operationPending struct {
+	tree   string
+	reason *pb.PendingReason
+}
+
+// operationDone tells a tree actor to forget a finished operation.
+type operationDone struct{ id scheduler.OperationID }
+
+// jobStarted tells an operation actor one of its jobs started.
+type jobStarted struct {
+	ref  jobRef
+	node string
+	res  scheduler.Resources
+}
+
+// jobFinished tells an operation actor one of its jobs finished.
+type jobFinished struct {
+	ref      jobRef
+	node     string
+	state    pb.JobState
+	exitCode int32
+	reason   string
+	requeued bool
+	// lost: the job vanished or its node was lost; it does not count toward
+	// max_failed_job_count.
+	lost bool
+}
+
+// statusUpdate carries an operation's latest status to the root (for
+// listing).
+type statusUpdate struct{ status *pb.OperationStatus }
+
+// persisted reports a store write's outcome to the actor that asked.
+type persisted struct {
+	status *pb.OperationStatus
+	err    error
+}
+
+// nodeUp tells a tree a node is online with these resources.
+type nodeUp struct{ node scheduler.Node }
+
+// nodeDown tells a tree a node went offline.
+type nodeDown struct{ id scheduler.NodeID }
+
+// treeTick starts a fair-share update.
+type treeTick struct{}
+
+// updateDone carries a finished fair-share update back to the tree actor.
+type updateDone struct {
+	res   *scheduler.Result
+	err   error
+	nodes int
+	ops   int
+}
+
+// poolResult carries one pool's share of an update to its pool actor.
+type poolResult struct {
+	elem scheduler.ElementResult
+	now  int64
+}
+
+// nodeCheck is a node actor's periodic liveness check.
+type nodeCheck struct{}

@@ -1,0 +1,330 @@
+package actors
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// opTree is an operation's place in one tree.
+type opTree struct {
+	name    string
+	pool    scheduler.PoolID
+	pid     *actor.PID
+	ledger  *Ledger
+	running bool
+	pending *pb.PendingReason
+}
+
+// admitted delivers the trees' admission answers to the operation actor,
+// which persists the operation and only then answers the submitter.
+type admitted struct {
+	results []*admitResult
+	reply   func(*pb.StartOperationResponse, *pb.Error)
+}
+
+// operationActor runs one operation's state machine.
+type operationActor struct {
+	cfg   *Config
+	deps  Deps
+	root  *actor.PID
+	id    string
+	spec  *pb.OperationSpec
+	trees []*opTree
+
+	state                      pb.OperationState
+	submit, started, finished  time.Time
+	total                      int64
+	running, completed, failed int64
+	aborted, lost              int64
+	maxFailed                  int64
+	err                        *pb.Error
+
+	acked       bool
+	submitReply func(*pb.StartOperationResponse, *pb.Error)
+	persisting  bool
+	dirty       bool
+}
+
+func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time) actor.Producer {
+	return func() actor.Actor {
+		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, spec: spec, trees: trees, submit: submit,
+			state: pb.OperationState_OPERATION_STATE_PENDING}
+		for _, t := range spec.GetTasks() {
+			a.total += int64(t.GetJobCount())
+		}
+		a.maxFailed = int64(spec.GetMaxFailedJobCount())
+		if a.maxFailed == 0 {
+			a.maxFailed = int64(cfg.DefaultMaxFailedJobCount)
+		}
+		return a
+	}
+}
+
+func (o *operationActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *admitted:
+		o.onAdmitted(ctx, m)
+	case *operationStarted:
+		o.treeRunning(ctx, m.tree)
+	case *operationPending:
+		for _, t := range o.trees {
+			if t.name == m.tree {
+				t.pending = m.reason
+			}
+		}
+	case *jobStarted:
+		o.running++
+	case *jobFinished:
+		o.onJobFinished(ctx, m)
+	case *GetOperation:
+		m.Reply(o.status(), nil)
+	case *AbortOperation:
+		o.onAbort(ctx, m)
+	case *persisted:
+		o.onPersisted(ctx, m)
+	}
+}
+
+func (o *operationActor) terminal() bool {
+	switch o.state {
+	case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
+		return true
+	}
+	return false
+}
+
+func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
+	o.submitReply = m.reply
+	// A revived operation was acknowledged before the restart.
+	o.acked = m.reply == nil
+	for _, r := range m.results {
+		for _, t := range o.trees {
+			if t.name == r.tree {
+				t.running, t.pending = r.running, r.pending
+			}
+		}
+	}
+	for _, t := range o.trees {
+		if t.running {
+			o.state = pb.OperationState_OPERATION_STATE_RUNNING
+			o.started = o.cfg.Now()
+		}
+	}
+	o.publishState(pb.OperationState_OPERATION_STATE_UNSPECIFIED, o.pendingText())
+	o.persist(ctx)
+}
+
+func (o *operationActor) pendingText() string {
+	for _, t := range o.trees {
+		if t.pending != nil {
+			return t.pending.GetMessage()
+		}
+	}
+	return ""
+}
+
+func (o *operationActor) treeRunning(ctx actor.Context, tree string) {
+	for _, t := range o.trees {
+		if t.name == tree {
+			t.running, t.pending = true, nil
+		}
+	}
+	if o.state != pb.OperationState_OPERATION_STATE_PENDING {
+		return
+	}
+	o.setState(ctx, pb.OperationState_OPERATION_STATE_RUNNING, "running slot free in tree "+tree)
+}
+
+func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
+	o.running--
+	switch m.state {
+	case pb.JobState_JOB_STATE_COMPLETED:
+		o.completed++
+	case pb.JobState_JOB_STATE_FAILED:
+		if m.lost {
+			o.lost++
+		} else {
+			o.failed++
+		}
+	default:
+		o.aborted++
+	}
+	if o.terminal() {
+		o.notifyRoot(ctx)
+		o.persist(ctx)
+		return
+	}
+	switch {
+	case o.completed >= o.total:
+		o.finish(ctx, pb.OperationState_OPERATION_STATE_COMPLETED, nil, "every job completed")
+	case m.state == pb.JobState_JOB_STATE_FAILED && !m.lost && o.failed > o.maxFailed:
+		e := pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
+			"%d jobs failed, more than max_failed_job_count %d; last: job %s on node %s: %s", o.failed, o.maxFailed, m.ref, m.node, m.reason)
+		o.finish(ctx, pb.OperationState_OPERATION_STATE_FAILED, e, e.GetMessage())
+	}
+}
+
+func (o *operationActor) onAbort(ctx actor.Context, m *AbortOperation) {
+	if o.terminal() {
+		m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id",
+			"operation %s is already %s", o.id, stateName(o.state)))
+		return
+	}
+	reason := m.Reason
+	if reason == "" {
+		reason = "aborted by user"
+	}
+	o.finish(ctx, pb.OperationState_OPERATION_STATE_ABORTED,
+		pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "", "%s", reason), reason)
+	m.Reply(&pb.AbortOperationResponse{Status: o.status()}, nil)
+}
+
+// finish moves to a terminal state: the trees forget the operation, its
+// running jobs are aborted on their nodes.
+func (o *operationActor) finish(ctx actor.Context, to pb.OperationState, err *pb.Error, reason string) {
+	o.err = err
+	o.finished = o.cfg.Now()
+	for _, t := range o.trees {
+		for _, j := range t.ledger.runningJobRefs(scheduler.OperationID(o.id)) {
+			o.deps.Signals.Signal(string(j.node), &pb.JobSignal{
+				LeaderEpoch: o.deps.Epoch,
+				Signal:      &pb.JobSignal_Abort{Abort: &pb.JobAbort{JobId: j.ref.String(), Reason: reason}},
+			})
+		}
+		ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
+	}
+	o.setState(ctx, to, reason)
+}
+
+func (o *operationActor) setState(ctx actor.Context, to pb.OperationState, reason string) {
+	from := o.state
+	o.state = to
+	if to == pb.OperationState_OPERATION_STATE_RUNNING && o.started.IsZero() {
+		o.started = o.cfg.Now()
+	}
+	o.publishState(from, reason)
+	o.persist(ctx)
+	o.notifyRoot(ctx)
+}
+
+func (o *operationActor) publishState(from pb.OperationState, reason string) {
+	if len(o.trees) == 0 {
+		return
+	}
+	t := o.trees[0]
+	o.deps.Events.Publish(t.name, subjects.EventOperation, &pb.Event{
+		Time: timestamppb.New(o.cfg.Now()), Tree: t.name, LeaderEpoch: o.deps.Epoch,
+		Kind: &pb.Event_Operation{Operation: &pb.OperationEvent{
+			OperationId: o.id, From: from, To: o.state, Pool: string(t.pool), Reason: reason, Error: o.err,
+		}},
+	})
+}
+
+func (o *operationActor) notifyRoot(ctx actor.Context) {
+	ctx.Send(o.root, &statusUpdate{status: o.status()})
+}
+
+// persist writes the status in a goroutine; one write at a time, the latest
+// status wins.
+func (o *operationActor) persist(ctx actor.Context) {
+	if o.persisting {
+		o.dirty = true
+		return
+	}
+	o.persisting, o.dirty = true, false
+	st := o.status()
+	self, root, store, timeout := ctx.Self(), ctx.ActorSystem().Root, o.deps.Store, o.cfg.RequestTimeout
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		root.Send(self, &persisted{status: st, err: store.Put(c, st)})
+	}()
+}
+
+func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
+	o.persisting = false
+	if !o.acked {
+		if m.err != nil {
+			// Not acknowledged, so nothing is lost: undo the admission.
+			for _, t := range o.trees {
+				ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
+			}
+			o.submitReply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s could not be stored: %v", o.id, m.err))
+			o.state = pb.OperationState_OPERATION_STATE_FAILED
+			o.notifyRoot(ctx)
+			ctx.Stop(ctx.Self())
+			return
+		}
+		o.acked = true
+		o.submitReply(&pb.StartOperationResponse{OperationId: o.id}, nil)
+		o.notifyRoot(ctx)
+	} else if m.err != nil {
+		o.cfg.Logger.Warn("persist operation", "operation", o.id, "err", m.err)
+		o.dirty = true
+	}
+	if o.dirty {
+		o.persist(ctx)
+		return
+	}
+	if o.terminal() && o.running <= 0 {
+		// Final status stored and no job left to hear from: the root keeps
+		// the status, the actor goes.
+		o.notifyRoot(ctx)
+		ctx.Stop(ctx.Self())
+	}
+}
+
+// status builds the operation's status; the result is never modified after.
+func (o *operationActor) status() *pb.OperationStatus {
+	st := &pb.OperationStatus{
+		Id: o.id, Spec: o.spec, State: o.state, Error: o.err,
+		SubmitTime: timestamppb.New(o.submit),
+		Jobs: &pb.JobCounters{
+			Total: o.total, Running: max(o.running, 0), Completed: o.completed, Failed: o.failed, Aborted: o.aborted + o.lost,
+			Pending: max(o.total-o.completed-max(o.running, 0), 0),
+		},
+	}
+	if o.terminal() {
+		st.Jobs.Pending = 0
+	}
+	if !o.started.IsZero() {
+		st.StartTime = timestamppb.New(o.started)
+	}
+	if !o.finished.IsZero() {
+		st.FinishTime = timestamppb.New(o.finished)
+	}
+	for _, t := range o.trees {
+		rt := &pb.TreeRuntime{Tree: t.name, Pool: string(t.pool), PendingReason: t.pending}
+		if res := t.ledger.result(); res != nil {
+			if e, ok := res.Element(o.id); ok {
+				rt.Weight = e.Weight
+				rt.FairShare = e.FairShare.Total.MaxComponent()
+				rt.UsageShare = e.UsageShare.MaxComponent()
+				rt.DemandShare = e.DemandShare.MaxComponent()
+				rt.StarvationStatus = e.StarvationStatus.String()
+				if st.Usage == nil {
+					st.Usage, st.Demand = toPB(e.ResourceUsage), toPB(e.ResourceDemand)
+				}
+			}
+		}
+		st.Trees = append(st.Trees, rt)
+	}
+	return st
+}
+
+func toPB(r scheduler.Resources) *pb.Resources {
+	return &pb.Resources{UserSlots: r[scheduler.UserSlots], Cpu: r[scheduler.CPU], Gpu: r[scheduler.GPU], Memory: r[scheduler.Memory], Network: r[scheduler.Network]}
+}
+
+// stateName is "completed" for OPERATION_STATE_COMPLETED.
+func stateName(s pb.OperationState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "OPERATION_STATE_"))
+}

@@ -1,0 +1,52 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// poolActor keeps one pool's live attributes from the latest fair-share
+// update and reports its starvation changes as events.
+type poolActor struct {
+	tree string
+	name scheduler.PoolID
+	deps Deps
+	last *scheduler.ElementResult
+}
+
+func newPoolActor(tree string, name scheduler.PoolID, deps Deps) actor.Producer {
+	return func() actor.Actor { return &poolActor{tree: tree, name: name, deps: deps} }
+}
+
+func (p *poolActor) Receive(ctx actor.Context) {
+	m, ok := ctx.Message().(*poolResult)
+	if !ok {
+		return
+	}
+	prev := scheduler.NonStarving
+	if p.last != nil {
+		prev = p.last.StarvationStatus
+	}
+	e := m.elem
+	p.last = &e
+	if e.StarvationStatus == prev {
+		return
+	}
+	ev := &pb.StarvationEvent{
+		Pool: string(p.name), From: prev.String(), To: e.StarvationStatus.String(),
+		FairShare: e.FairShare.Total.MaxComponent(), UsageShare: e.UsageShare.MaxComponent(),
+	}
+	if !e.BelowFairShareSince.IsZero() {
+		ev.BelowFairShareSince = timestamppb.New(e.BelowFairShareSince)
+	}
+	p.deps.Events.Publish(p.tree, subjects.EventStarvation, &pb.Event{
+		Time: timestamppb.New(time.Unix(0, m.now)), Tree: p.tree,
+		Kind: &pb.Event_Starvation{Starvation: ev},
+	})
+}

@@ -1,0 +1,276 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/internal/wire"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+// treeRef is how the root and the node router reach a tree.
+type treeRef struct {
+	spec   TreeSpec
+	pid    *actor.PID
+	ledger *Ledger
+	pools  map[scheduler.PoolID]bool
+}
+
+// rootOp is the root's registry entry of an operation.
+type rootOp struct {
+	pid    *actor.PID // nil once the operation actor stopped
+	status *pb.OperationStatus
+}
+
+// rootActor owns the operation registry and routes requests.
+type rootActor struct {
+	cfg         *Config
+	deps        Deps
+	trees       map[string]*treeRef
+	defaultTree string
+	revive      []*pb.OperationStatus
+
+	ops   map[string]*rootOp
+	byPID map[string]string
+	seq   uint64
+}
+
+func newRootActor(cfg *Config, deps Deps, trees map[string]*treeRef, defaultTree string, revive []*pb.OperationStatus) actor.Producer {
+	return func() actor.Actor {
+		return &rootActor{cfg: cfg, deps: deps, trees: trees, defaultTree: defaultTree, revive: revive,
+			ops: map[string]*rootOp{}, byPID: map[string]string{}}
+	}
+}
+
+func (r *rootActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		r.reviveAll(ctx)
+	case *SubmitOperation:
+		r.submit(ctx, m.Spec, "", m.Reply, nil)
+	case *GetOperation:
+		r.get(ctx, m)
+	case *ListOperations:
+		m.Reply(r.list(m.Request), nil)
+	case *AbortOperation:
+		op, ok := r.ops[m.ID]
+		switch {
+		case !ok:
+			m.Reply(nil, notFound(m.ID))
+		case op.pid == nil:
+			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s is already %s", m.ID, stateName(op.status.GetState())))
+		default:
+			ctx.Send(op.pid, m)
+		}
+	case *statusUpdate:
+		if op, ok := r.ops[m.status.GetId()]; ok {
+			op.status = m.status
+		}
+	case *actor.Terminated:
+		if id, ok := r.byPID[m.Who.GetId()]; ok {
+			delete(r.byPID, m.Who.GetId())
+			if op := r.ops[id]; op != nil {
+				op.pid = nil
+			}
+		}
+	}
+}
+
+func notFound(id string) *pb.Error {
+	return pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, "operation_id", "operation %q does not exist", id)
+}
+
+func (r *rootActor) get(ctx actor.Context, m *GetOperation) {
+	op, ok := r.ops[m.ID]
+	switch {
+	case !ok:
+		m.Reply(nil, notFound(m.ID))
+	case op.pid == nil:
+		m.Reply(op.status, nil)
+	default:
+		ctx.Send(op.pid, m)
+	}
+}
+
+func (r *rootActor) list(req *pb.ListOperationsRequest) *pb.ListOperationsResponse {
+	out := &pb.ListOperationsResponse{}
+	for _, op := range r.ops {
+		st := op.status
+		if st == nil || (len(req.GetStates()) > 0 && !slices.Contains(req.GetStates(), st.GetState())) {
+			continue
+		}
+		if req.GetPool() != "" && !slices.ContainsFunc(st.GetTrees(), func(t *pb.TreeRuntime) bool { return t.GetPool() == req.GetPool() }) {
+			continue
+		}
+		out.Operations = append(out.Operations, st)
+	}
+	slices.SortFunc(out.Operations, func(a, b *pb.OperationStatus) int {
+		if c := a.GetSubmitTime().AsTime().Compare(b.GetSubmitTime().AsTime()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetId(), b.GetId())
+	})
+	if l := int(req.GetLimit()); l > 0 && len(out.Operations) > l {
+		out.Operations = out.Operations[:l]
+	}
+	return out
+}
+
+// reviveAll restores the registry from the store: finished operations are
+// listed, unfinished ones are admitted again and rerun their jobs.
+func (r *rootActor) reviveAll(ctx actor.Context) {
+	for _, st := range r.revive {
+		switch st.GetState() {
+		case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
+			r.ops[st.GetId()] = &rootOp{status: st}
+		default:
+			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
+		}
+	}
+	r.revive = nil
+}
+
+// submit validates and admits an operation. reply is nil for a revived
+// operation (already acknowledged); id is then its existing id.
+func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, reply func(*pb.StartOperationResponse, *pb.Error), revived *pb.OperationStatus) {
+	fail := func(e *pb.Error) {
+		if reply != nil {
+			reply(nil, e)
+		} else {
+			r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
+		}
+	}
+	spec, perr := normalizeSpec(in, r.defaultTree)
+	if perr != nil {
+		fail(perr)
+		return
+	}
+	r.seq++
+	if id == "" {
+		id = fmt.Sprintf("op-%d-%d", r.deps.Epoch, r.seq)
+	}
+	var trees []*opTree
+	var admits []*admitOperation
+	for i, name := range spec.GetPoolTrees() {
+		tr := r.trees[name]
+		if tr == nil {
+			fail(pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, fmt.Sprintf("spec.pool_trees[%d]", i), "pool tree %q does not exist (trees: %s)", name, strings.Join(r.treeNames(), ", ")))
+			return
+		}
+		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id))
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		trees = append(trees, &opTree{name: name, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
+		admits = append(admits, a)
+	}
+	submitTime := r.cfg.Now()
+	if revived != nil && revived.GetSubmitTime() != nil {
+		submitTime = revived.GetSubmitTime().AsTime()
+	}
+	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime))
+	pid, err := ctx.SpawnNamed(props, "op:"+id)
+	if err != nil {
+		fail(pbErr(pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, "", "operation %s: %v", id, err))
+		return
+	}
+	ctx.Watch(pid)
+	r.ops[id] = &rootOp{pid: pid}
+	r.byPID[pid.GetId()] = id
+	for _, a := range admits {
+		a.op = pid
+	}
+	r.admitChain(ctx, id, pid, trees, admits, nil, reply)
+}
+
+func (r *rootActor) treeNames() []string {
+	names := make([]string, 0, len(r.trees))
+	for n := range r.trees {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// admitMessage builds an operation's admission in one tree and checks what
+// depends on the tree: the pool exists, every job fits some node.
+func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID) (*admitOperation, *pb.Error) {
+	opts := spec.GetSchedulingOptionsPerPoolTree()[tr.spec.Name]
+	pool, field := scheduler.PoolID(spec.GetPool()), "spec.pool"
+	if opts.GetPool() != "" {
+		pool, field = scheduler.PoolID(opts.GetPool()), fmt.Sprintf("spec.scheduling_options_per_pool_tree[%s].pool", tr.spec.Name)
+	}
+	if pool != "" && !tr.pools[pool] {
+		return nil, pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, field, "%s: pool %q does not exist in tree %s", field, pool, tr.spec.Name)
+	}
+	weight := spec.Weight
+	if opts.Weight != nil {
+		weight = opts.Weight
+	}
+	limitsPB := spec.GetResourceLimits()
+	if opts.GetResourceLimits() != nil {
+		limitsPB = opts.GetResourceLimits()
+	}
+	limits, err := wire.Limits("spec.resource_limits", limitsPB)
+	if err != nil {
+		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.resource_limits", "%v", err)
+	}
+	place := placement.OperationSpec{ID: id, Pool: pool, Order: r.seq, ResourceLimits: limits, Weight: 1}
+	if weight != nil {
+		place.Weight = *weight
+	}
+	for i, t := range spec.GetTasks() {
+		res, _ := wire.Resources("", t.GetJobResources())
+		if fits, known := tr.ledger.fitsSomeNode(res); known && !fits {
+			f := fmt.Sprintf("spec.tasks[%d].job_resources", i)
+			return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, f, "%s: a job needs %v, more than any node of tree %s has", f, res, tr.spec.Name)
+		}
+		place.Tasks = append(place.Tasks, placement.TaskSpec{Name: t.GetName(), JobCount: int(t.GetJobCount()), JobResources: res})
+	}
+	return &admitOperation{id: id, pool: pool, spec: spec, place: place, weight: weight}, nil
+}
+
+// admitChain asks the trees one after another; the first refusal undoes the
+// admissions made so far.
+func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, trees []*opTree, admits []*admitOperation, results []*admitResult, reply func(*pb.StartOperationResponse, *pb.Error)) {
+	i := len(results)
+	if i == len(admits) {
+		ctx.Send(pid, &admitted{results: results, reply: reply})
+		return
+	}
+	undo := func(e *pb.Error) {
+		for _, t := range trees[:i] {
+			ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(id)})
+		}
+		ctx.Stop(pid)
+		delete(r.ops, id)
+		if reply != nil {
+			reply(nil, e)
+		} else {
+			r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
+		}
+	}
+	f := ctx.RequestFuture(trees[i].pid, admits[i], r.cfg.RequestTimeout)
+	ctx.ReenterAfter(f, func(res any, err error) {
+		if err != nil {
+			undo(pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", trees[i].name, err))
+			return
+		}
+		ar, ok := res.(*admitResult)
+		if !ok {
+			undo(pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", trees[i].name, res))
+			return
+		}
+		if ar.err != nil {
+			undo(ar.err)
+			return
+		}
+		r.admitChain(ctx, id, pid, trees, admits, append(results, ar), reply)
+	})
+}

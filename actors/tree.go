@@ -1,0 +1,336 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	timer "github.com/asynkron/protoactor-go/scheduler"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// TreeSpec is one pool tree's configuration as the scheduler loads it.
+type TreeSpec struct {
+	Name   string
+	Config scheduler.TreeConfig
+	Pools  []scheduler.PoolConfig
+	// Volumes are the integral pools' initial accumulated volumes.
+	Volumes map[scheduler.PoolID]scheduler.Resources
+}
+
+// treeOp is an operation the tree admitted.
+type treeOp struct {
+	msg       *admitOperation
+	running   bool
+	admitted  time.Time
+	lastQueue *pb.PendingReason
+}
+
+// treeActor owns one pool tree: configuration, admission, the fair-share
+// update and the ledger the node actors schedule from.
+type treeActor struct {
+	cfg    *Config
+	deps   Deps
+	spec   TreeSpec
+	ledger *Ledger
+
+	adm      *scheduler.Admission
+	ops      map[scheduler.OperationID]*treeOp
+	nodes    map[scheduler.NodeID]scheduler.Node
+	pools    map[scheduler.PoolID]*actor.PID
+	state    scheduler.State
+	updating bool
+	cancel   timer.CancelFunc
+
+	lastFairShareEvent time.Time
+	updates            int
+}
+
+func newTreeActor(cfg *Config, deps Deps, spec TreeSpec, ledger *Ledger) actor.Producer {
+	return func() actor.Actor {
+		return &treeActor{cfg: cfg, deps: deps, spec: spec, ledger: ledger}
+	}
+}
+
+func (t *treeActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		t.start(ctx)
+	case *actor.Stopping:
+		if t.cancel != nil {
+			t.cancel()
+		}
+	case *admitOperation:
+		ctx.Respond(t.admit(ctx, m))
+	case *operationDone:
+		t.done(ctx, m.id)
+	case *nodeUp:
+		t.nodes[m.node.ID] = m.node
+		t.ledger.setNode(m.node)
+	case *nodeDown:
+		delete(t.nodes, m.id)
+		t.ledger.removeNode(m.id)
+	case *treeTick:
+		t.tick(ctx)
+	case *updateDone:
+		t.updated(ctx, m)
+	}
+}
+
+func (t *treeActor) start(ctx actor.Context) {
+	t.ops = map[scheduler.OperationID]*treeOp{}
+	t.nodes = map[scheduler.NodeID]scheduler.Node{}
+	t.pools = map[scheduler.PoolID]*actor.PID{}
+	adm, err := scheduler.NewAdmission(t.spec.Config, t.spec.Pools)
+	if err != nil {
+		// The configuration was validated before the actor was spawned; a
+		// failure here is a bug, and a restart would not fix it.
+		panic(fmt.Sprintf("tree %s: admission: %v", t.spec.Name, err))
+	}
+	t.adm = adm
+	if err := t.ledger.setPools(placementPools(t.spec.Pools)); err != nil {
+		panic(fmt.Sprintf("tree %s: placement: %v", t.spec.Name, err))
+	}
+	t.state = scheduler.State{Pools: map[scheduler.PoolID]scheduler.PoolState{}}
+	for name, v := range t.spec.Volumes {
+		t.state.Pools[name] = scheduler.PoolState{AccumulatedVolume: v}
+	}
+	for _, p := range t.spec.Pools {
+		props := actor.PropsFromProducer(newPoolActor(t.spec.Name, p.Name, t.deps))
+		t.pools[p.Name] = ctx.Spawn(props)
+	}
+	period := t.spec.Config.FairShareUpdatePeriod
+	t.cancel = timer.NewTimerScheduler(ctx).SendRepeatedly(0, period, ctx.Self(), &treeTick{})
+}
+
+func placementPools(pools []scheduler.PoolConfig) []placement.PoolSpec {
+	out := make([]placement.PoolSpec, len(pools))
+	for i, p := range pools {
+		out[i] = placement.PoolSpec{Name: p.Name, Parent: p.Parent, Mode: p.Mode, ResourceLimits: p.ResourceLimits}
+	}
+	return out
+}
+
+func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
+	res := &admitResult{tree: t.spec.Name}
+	st, err := t.adm.Add(m.id, m.pool)
+	if err != nil {
+		var lim *scheduler.LimitError
+		switch {
+		case errors.As(err, &lim):
+			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.pool"}
+		default:
+			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.pool"}
+		}
+		return res
+	}
+	op := &treeOp{msg: m, admitted: t.cfg.Now()}
+	t.ops[m.id] = op
+	if st == scheduler.AdmissionRunning {
+		if err := t.run(op); err != nil {
+			_, _ = t.adm.Remove(m.id)
+			delete(t.ops, m.id)
+			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.tasks"}
+			return res
+		}
+		res.running = true
+		return res
+	}
+	op.lastQueue = t.pendingReason(m.id)
+	res.pending = op.lastQueue
+	return res
+}
+
+// run hands an admitted operation to the ledger.
+func (t *treeActor) run(op *treeOp) error {
+	place := op.msg.place
+	if err := t.ledger.addOperation(place, op.msg.spec, op.msg.op); err != nil {
+		return err
+	}
+	op.running = true
+	return nil
+}
+
+func (t *treeActor) pendingReason(id scheduler.OperationID) *pb.PendingReason {
+	info, ok := t.adm.Info(id)
+	if !ok || info.State != scheduler.AdmissionPending {
+		return nil
+	}
+	pool := info.QueuePool
+	limit := int64(t.spec.Config.MaxRunningOperationCount)
+	if pool != scheduler.RootID {
+		limit = int64(t.poolMaxRunning(scheduler.PoolID(pool)))
+	}
+	return &pb.PendingReason{
+		Tree: t.spec.Name, Pool: pool, Limit: "max_running_operation_count", Value: limit,
+		QueuePosition: int64(info.QueuePosition),
+		Message:       fmt.Sprintf("tree %s: %s; position %d in the queue of %s", t.spec.Name, info.PendingReason, info.QueuePosition, pool),
+	}
+}
+
+func (t *treeActor) poolMaxRunning(pool scheduler.PoolID) int {
+	for _, p := range t.spec.Pools {
+		if p.Name == pool && p.MaxRunningOperationCount != nil {
+			return *p.MaxRunningOperationCount
+		}
+	}
+	return t.spec.Config.MaxRunningOperationCountPerPool
+}
+
+func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
+	op, ok := t.ops[id]
+	if !ok {
+		return
+	}
+	delete(t.ops, id)
+	if op.running {
+		t.ledger.removeOperation(id)
+	}
+	promoted, err := t.adm.Remove(id)
+	if err != nil {
+		t.cfg.Logger.Error("admission remove", "tree", t.spec.Name, "operation", id, "err", err)
+	}
+	for _, pid := range promoted {
+		p := t.ops[pid]
+		if p == nil {
+			continue
+		}
+		if err := t.run(p); err != nil {
+			t.cfg.Logger.Error("start promoted operation", "tree", t.spec.Name, "operation", pid, "err", err)
+			continue
+		}
+		ctx.Send(p.msg.op, &operationStarted{tree: t.spec.Name})
+	}
+	// Queue positions moved: tell the operations still waiting.
+	for _, oid := range sortedOpIDs(t.ops) {
+		p := t.ops[oid]
+		if p.running {
+			continue
+		}
+		r := t.pendingReason(oid)
+		if r != nil && (p.lastQueue == nil || p.lastQueue.GetMessage() != r.GetMessage()) {
+			p.lastQueue = r
+			ctx.Send(p.msg.op, &operationPending{tree: t.spec.Name, reason: r})
+		}
+	}
+}
+
+func sortedOpIDs(m map[scheduler.OperationID]*treeOp) []scheduler.OperationID {
+	ids := make([]scheduler.OperationID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slicesSort(ids)
+	return ids
+}
+
+func (t *treeActor) tick(ctx actor.Context) {
+	if t.updating {
+		return
+	}
+	usage, nodes := t.ledger.snapshot()
+	snap := &scheduler.Snapshot{
+		Now:     t.cfg.Now(),
+		Cluster: scheduler.NewClusterFromNodes(nodes),
+		Tree:    t.spec.Config,
+		Pools:   t.spec.Pools,
+	}
+	snap.Operations = make([]scheduler.Operation, 0, len(usage))
+	for _, u := range usage {
+		op := t.ops[u.ID]
+		if op == nil {
+			continue
+		}
+		snap.Operations = append(snap.Operations, scheduler.Operation{
+			ID:              u.ID,
+			Pool:            u.Pool,
+			Weight:          op.msg.weight,
+			StartTime:       op.admitted,
+			Demand:          u.Demand,
+			Usage:           u.Usage,
+			ResourceLimits:  op.msg.place.ResourceLimits,
+			JobResources:    u.JobResources,
+			PendingJobCount: u.PendingJobCount,
+		})
+	}
+	prev := t.state
+	t.updating = true
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	go func() {
+		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
+		defer func() {
+			if r := recover(); r != nil {
+				msg.res, msg.err = nil, fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
+			}
+			root.Send(self, msg)
+		}()
+		msg.res, msg.err = scheduler.Update(snap, &prev)
+	}()
+}
+
+func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
+	t.updating = false
+	if m.err != nil {
+		t.cfg.Logger.Error("fair-share update failed", "tree", t.spec.Name, "err", m.err)
+		t.deps.Events.Publish(t.spec.Name, subjects.EventFairShare, &pb.Event{
+			Time: timestamppb.New(t.cfg.Now()), Tree: t.spec.Name,
+			Kind: &pb.Event_FairShare{FairShare: &pb.FairShareSnapshot{Error: m.err.Error()}},
+		})
+		return
+	}
+	t.updates++
+	t.state = m.res.State
+	t.ledger.setResult(m.res)
+	for i := range m.res.Elements {
+		e := &m.res.Elements[i]
+		if e.Kind != scheduler.KindPool {
+			continue
+		}
+		if pid := t.pools[scheduler.PoolID(e.Name)]; pid != nil {
+			ctx.Send(pid, &poolResult{elem: *e, now: m.res.Now.UnixNano()})
+		}
+	}
+	now := t.cfg.Now()
+	if now.Sub(t.lastFairShareEvent) >= t.cfg.FairShareEventPeriod {
+		t.lastFairShareEvent = now
+		t.deps.Events.Publish(t.spec.Name, subjects.EventFairShare, &pb.Event{
+			Time: timestamppb.New(now), Tree: t.spec.Name,
+			Kind: &pb.Event_FairShare{FairShare: fairShareSnapshot(m.res, m.ops, m.nodes)},
+		})
+	}
+}
+
+// fairShareSnapshot keeps the root and the pools of a result.
+func fairShareSnapshot(res *scheduler.Result, ops, nodes int) *pb.FairShareSnapshot {
+	out := &pb.FairShareSnapshot{OperationCount: int32(ops), NodeCount: int32(nodes)}
+	for i := range res.Elements {
+		e := &res.Elements[i]
+		if e.Kind == scheduler.KindOperation {
+			continue
+		}
+		out.Pools = append(out.Pools, elementShare(e))
+	}
+	return out
+}
+
+func elementShare(e *scheduler.ElementResult) *pb.ElementShare {
+	return &pb.ElementShare{
+		Name: e.Name, Parent: e.Parent, Kind: e.Kind.String(), Depth: int32(e.Depth),
+		FairShare:               e.FairShare.Total.MaxComponent(),
+		UsageShare:              e.UsageShare.MaxComponent(),
+		DemandShare:             e.DemandShare.MaxComponent(),
+		StrongGuaranteeShare:    e.FairShare.StrongGuarantee.MaxComponent(),
+		IntegralShare:           e.FairShare.IntegralGuarantee.MaxComponent(),
+		WeightProportionalShare: e.FairShare.WeightProportional.MaxComponent(),
+		DominantResource:        e.DominantResource.String(),
+		StarvationStatus:        e.StarvationStatus.String(),
+		Weight:                  e.Weight,
+	}
+}

@@ -1,0 +1,122 @@
+package actors
+
+import (
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/internal/wire"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// Signals an operation may name as its interruption_signal.
+var knownSignals = []string{"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGKILL"}
+
+// MaxJobCount bounds one task's job count.
+const MaxJobCount = 1_000_000
+
+// normalizeSpec validates a submitted spec on its own and returns a copy
+// with defaults filled in (task names, the default tree). Tree- and
+// node-dependent checks happen in the root.
+func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec, *pb.Error) {
+	invalid := func(field, format string, args ...any) (*pb.OperationSpec, *pb.Error) {
+		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field, "%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	if in == nil {
+		return invalid("spec", "missing")
+	}
+	spec := proto.Clone(in).(*pb.OperationSpec)
+	if len(spec.GetTasks()) == 0 {
+		return invalid("spec.tasks", "an operation needs at least one task")
+	}
+	names := map[string]int{}
+	for i, t := range spec.GetTasks() {
+		f := fmt.Sprintf("spec.tasks[%d]", i)
+		if t.GetName() == "" {
+			t.Name = fmt.Sprintf("task%d", i)
+		}
+		if j, dup := names[t.GetName()]; dup {
+			return invalid(f+".name", "%q is also the name of spec.tasks[%d]", t.GetName(), j)
+		}
+		names[t.GetName()] = i
+		if c := t.GetJobCount(); c < 1 || c > MaxJobCount {
+			return invalid(f+".job_count", "must be in [1, %d], got %d", MaxJobCount, c)
+		}
+		res, err := wire.Resources(f+".job_resources", t.GetJobResources())
+		if err != nil {
+			return invalid(f+".job_resources", "%v", err)
+		}
+		if res.IsZero() {
+			return invalid(f+".job_resources", "a job must need some resource")
+		}
+		switch r := t.GetRun().(type) {
+		case *pb.TaskSpec_Command:
+			if len(r.Command.GetArgv()) == 0 || r.Command.GetArgv()[0] == "" {
+				return invalid(f+".command.argv", "empty; give the program and its arguments")
+			}
+		case *pb.TaskSpec_SimulatedDuration:
+			if err := r.SimulatedDuration.CheckValid(); err != nil || r.SimulatedDuration.AsDuration() < 0 {
+				return invalid(f+".simulated_duration", "must be a valid duration >= 0")
+			}
+		default:
+			return invalid(f, "set command or simulated_duration")
+		}
+	}
+	if w := spec.Weight; w != nil {
+		if err := checkWeight(*w); err != "" {
+			return invalid("spec.weight", "%s", err)
+		}
+	}
+	if _, err := wire.Limits("spec.resource_limits", spec.GetResourceLimits()); err != nil {
+		return invalid("spec.resource_limits", "%v", err)
+	}
+	if s := spec.GetInterruptionSignal(); s != "" && !contains(knownSignals, s) {
+		return invalid("spec.interruption_signal", "%q is not one of %v", s, knownSignals)
+	}
+	if spec.GetMaxFailedJobCount() < 0 {
+		return invalid("spec.max_failed_job_count", "must be >= 0, got %d", spec.GetMaxFailedJobCount())
+	}
+	if len(spec.GetPoolTrees()) == 0 {
+		spec.PoolTrees = []string{defaultTree}
+	}
+	seen := map[string]bool{}
+	for i, t := range spec.GetPoolTrees() {
+		if seen[t] {
+			return invalid(fmt.Sprintf("spec.pool_trees[%d]", i), "tree %q listed twice", t)
+		}
+		seen[t] = true
+	}
+	for tree, o := range spec.GetSchedulingOptionsPerPoolTree() {
+		f := fmt.Sprintf("spec.scheduling_options_per_pool_tree[%s]", tree)
+		if !seen[tree] {
+			return invalid(f, "tree %q is not in spec.pool_trees %v", tree, spec.GetPoolTrees())
+		}
+		if w := o.Weight; w != nil {
+			if err := checkWeight(*w); err != "" {
+				return invalid(f+".weight", "%s", err)
+			}
+		}
+		if _, err := wire.Limits(f+".resource_limits", o.GetResourceLimits()); err != nil {
+			return invalid(f+".resource_limits", "%v", err)
+		}
+	}
+	return spec, nil
+}
+
+func checkWeight(w float64) string {
+	if math.IsNaN(w) || math.IsInf(w, 0) || w < scheduler.MinWeight || w > scheduler.MaxWeight {
+		return fmt.Sprintf("must be a finite number in [%g, %g], got %g", scheduler.MinWeight, scheduler.MaxWeight, w)
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

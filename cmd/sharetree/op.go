@@ -1,0 +1,256 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sharetree/sharetree/internal/client"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+)
+
+// clientFlags are shared by the client commands.
+type clientFlags struct {
+	url     string
+	output  string
+	timeout time.Duration
+}
+
+func (c *clientFlags) add(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
+	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: json or table")
+	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each request")
+}
+
+func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
+	if c.output != "json" && c.output != "table" {
+		return nil, nil, usageError{fmt.Errorf("--output %q: want json or table", c.output)}
+	}
+	nc, err := nats.Connect(c.url, nats.Name("sharetree-cli"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", c.url, err)
+	}
+	return nc, client.New(nc, c.timeout), nil
+}
+
+var pj = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: false}
+
+func writeProto(w io.Writer, m proto.Message) error {
+	b, err := pj.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+// ParseSpec reads an operation spec from YAML or JSON with the protobuf
+// field names (snake_case); durations are strings such as "30s".
+func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
+	}
+	if doc == nil {
+		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
+	}
+	spec := &pb.OperationSpec{}
+	if err := protojson.Unmarshal(js, spec); err != nil {
+		return nil, usageError{fmt.Errorf("%s: not an operation spec: %w", name, err)}
+	}
+	return spec, nil
+}
+
+func newOpCmd() *cobra.Command {
+	var cf clientFlags
+	op := &cobra.Command{Use: "op", Short: "Submit, inspect and abort operations", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	cf.add(op)
+
+	var file string
+	submit := &cobra.Command{
+		Use: "submit -f SPEC", Short: "Submit an operation; prints its id", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageError{errors.New("op submit: -f SPEC is required")}
+			}
+			data, err := readFile(file)
+			if err != nil {
+				return err
+			}
+			spec, err := parseSpec(file, data)
+			if err != nil {
+				return err
+			}
+			nc, c, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := withTimeout(cmd, cf.timeout)
+			defer cancel()
+			id, err := c.Submit(ctx, spec)
+			if err != nil {
+				return err
+			}
+			if cf.output == "json" {
+				return writeProto(cmd.OutOrStdout(), &pb.StartOperationResponse{OperationId: id})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), id)
+			return nil
+		},
+	}
+	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
+
+	get := &cobra.Command{
+		Use: "get ID", Short: "Show an operation", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			nc, c, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := withTimeout(cmd, cf.timeout)
+			defer cancel()
+			st, err := c.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+		},
+	}
+	var states []string
+	var pool string
+	var limit int32
+	list := &cobra.Command{
+		Use: "list", Short: "List operations", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := &pb.ListOperationsRequest{Pool: pool, Limit: limit}
+			for _, s := range states {
+				v, ok := pb.OperationState_value["OPERATION_STATE_"+strings.ToUpper(s)]
+				if !ok || v == 0 {
+					return usageError{fmt.Errorf("--state %q: want pending, running, completed, failed or aborted", s)}
+				}
+				req.States = append(req.States, pb.OperationState(v))
+			}
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit %d must be >= 0", limit)}
+			}
+			nc, c, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := withTimeout(cmd, cf.timeout)
+			defer cancel()
+			ops, err := c.List(ctx, req)
+			if err != nil {
+				return err
+			}
+			return writeStatuses(cmd.OutOrStdout(), cf.output, ops...)
+		},
+	}
+	list.Flags().StringSliceVar(&states, "state", nil, "only these states")
+	list.Flags().StringVar(&pool, "pool", "", "only this pool")
+	list.Flags().Int32Var(&limit, "limit", 0, "at most this many (0: all)")
+
+	var reason string
+	abort := &cobra.Command{
+		Use: "abort ID", Short: "Abort an operation", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			nc, c, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := withTimeout(cmd, cf.timeout)
+			defer cancel()
+			st, err := c.Abort(ctx, args[0], reason)
+			if err != nil {
+				return err
+			}
+			return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+		},
+	}
+	abort.Flags().StringVar(&reason, "reason", "", "why (recorded in the operation and its event)")
+
+	var waitFor time.Duration
+	wait := &cobra.Command{
+		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			nc, c, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := withTimeout(cmd, waitFor)
+			defer cancel()
+			st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
+			if err != nil {
+				return err
+			}
+			if err := writeStatuses(cmd.OutOrStdout(), cf.output, st); err != nil {
+				return err
+			}
+			if st.GetState() != pb.OperationState_OPERATION_STATE_COMPLETED {
+				return fmt.Errorf("operation %s %s: %s", st.GetId(), stateWord(st.GetState()), st.GetError().GetMessage())
+			}
+			return nil
+		},
+	}
+	wait.Flags().DurationVar(&waitFor, "wait-timeout", time.Hour, "give up after this long")
+	op.AddCommand(submit, get, list, abort, wait)
+	return op
+}
+
+func readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
+func stateWord(s pb.OperationState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "OPERATION_STATE_"))
+}
+
+func writeStatuses(w io.Writer, output string, sts ...*pb.OperationStatus) error {
+	if output == "json" {
+		for _, st := range sts {
+			if err := writeProto(w, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tPOOL\tJOBS (run/done/total)\tFAIR SHARE\tUSAGE\tREASON")
+	for _, st := range sts {
+		pool, fair, usage, reason := "", 0.0, 0.0, st.GetError().GetMessage()
+		if ts := st.GetTrees(); len(ts) > 0 {
+			pool, fair, usage = ts[0].GetPool(), ts[0].GetFairShare(), ts[0].GetUsageShare()
+			if r := ts[0].GetPendingReason(); r != nil && reason == "" {
+				reason = r.GetMessage()
+			}
+		}
+		j := st.GetJobs()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d/%d\t%.3f\t%.3f\t%s\n", st.GetId(), stateWord(st.GetState()), pool,
+			j.GetRunning(), j.GetCompleted(), j.GetTotal(), fair, usage, reason)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sharetree/sharetree/internal/scenario"
+	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// defaultTrees is used when --pools is not given: one tree, no pools.
+func defaultTrees() *scenario.TreesFile {
+	return &scenario.TreesFile{DefaultTree: "default", Trees: []scenario.TreeSpec{{Name: "default", Config: scheduler.DefaultTreeConfig()}}}
+}
+
+func newServerCmd() *cobra.Command {
+	cfg := server.DefaultConfig()
+	var (
+		pools, logLevel string
+	)
+	cfg.Port = 4222
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the scheduler (embedded NATS with JetStream unless --nats-url is given)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = logger
+			cfg.Trees = defaultTrees()
+			if pools != "" {
+				if cfg.Trees, err = scenario.ParseTreesFile(pools); err != nil {
+					return err
+				}
+			}
+			if cfg.Actors.HeartbeatPeriod <= 0 {
+				return usageError{fmt.Errorf("--heartbeat-period must be positive, got %s", cfg.Actors.HeartbeatPeriod)}
+			}
+			if cfg.Port < -1 || cfg.Port > 65535 {
+				return usageError{fmt.Errorf("--port %d is not a port", cfg.Port)}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv, err := server.Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			logger.Info("serving", "nats_url", srv.URL(), "epoch", srv.Epoch())
+			select {
+			case <-ctx.Done():
+				logger.Info("shutting down")
+				return nil
+			case err := <-srv.Fatal():
+				return fmt.Errorf("scheduler stopped: %w", err)
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", "sharetree-data", "directory of the embedded NATS server's JetStream files")
+	f.StringVar(&cfg.Listen, "listen", cfg.Listen, "host the embedded NATS server listens on")
+	f.IntVar(&cfg.Port, "port", cfg.Port, "port of the embedded NATS server (-1: any free port)")
+	f.StringVar(&cfg.NATSURL, "nats-url", "", "join this NATS server instead of embedding one")
+	f.BoolVar(&cfg.SyncAlways, "sync-always", false, "fsync JetStream writes before acknowledging them")
+	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
+	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// newLogger builds a text slog logger at the named level.
+func newLogger(w interface{ Write([]byte) (int, error) }, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", level)}
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// withTimeout is a context for one client command.
+func withTimeout(cmd *cobra.Command, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cmd.Context(), d)
+}

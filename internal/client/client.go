@@ -1,0 +1,155 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// ErrTransport is wrapped when a request got no valid answer (timeout, no
+// scheduler, undecodable reply).
+var ErrTransport = errors.New("client: request failed")
+
+// APIError is a request the scheduler refused.
+type APIError struct {
+	Err *pb.Error
+}
+
+func (e *APIError) Error() string {
+	code := e.Err.GetCode().String()
+	if e.Err.GetField() != "" {
+		return fmt.Sprintf("%s (%s): %s", code, e.Err.GetField(), e.Err.GetMessage())
+	}
+	return fmt.Sprintf("%s: %s", code, e.Err.GetMessage())
+}
+
+// Code returns the typed error code.
+func (e *APIError) Code() pb.ErrorCode { return e.Err.GetCode() }
+
+// Client sends requests over one NATS connection.
+type Client struct {
+	nc      *nats.Conn
+	timeout time.Duration
+}
+
+// New returns a client; timeout bounds each request (default 5s when <= 0).
+func New(nc *nats.Conn, timeout time.Duration) *Client {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return &Client{nc: nc, timeout: timeout}
+}
+
+// Call sends req on subject and decodes the reply into resp.
+func (c *Client) Call(ctx context.Context, subject string, req, resp proto.Message) error {
+	data, err := proto.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("%w: encode %T: %w", ErrTransport, req, err)
+	}
+	return c.CallRaw(ctx, subject, data, resp)
+}
+
+// CallRaw sends raw bytes (tests use it for malformed payloads).
+func (c *Client) CallRaw(ctx context.Context, subject string, data []byte, resp proto.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	msg, err := c.nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrTransport, subject, err)
+	}
+	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
+		e := &pb.Error{}
+		if uerr := proto.Unmarshal(msg.Data, e); uerr != nil || e.GetCode() == pb.ErrorCode_ERROR_CODE_UNSPECIFIED {
+			e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: fmt.Sprintf("error %s: %s", code, msg.Header.Get(micro.ErrorHeader))}
+		}
+		return &APIError{Err: e}
+	}
+	if err := proto.Unmarshal(msg.Data, resp); err != nil {
+		return fmt.Errorf("%w: %s: decode %T: %w", ErrTransport, subject, resp, err)
+	}
+	return nil
+}
+
+// Submit starts an operation and returns its id.
+func (c *Client) Submit(ctx context.Context, spec *pb.OperationSpec) (string, error) {
+	resp := &pb.StartOperationResponse{}
+	if err := c.Call(ctx, subjects.OpSubmit(), &pb.StartOperationRequest{Spec: spec}, resp); err != nil {
+		return "", err
+	}
+	return resp.GetOperationId(), nil
+}
+
+// Get returns an operation's status.
+func (c *Client) Get(ctx context.Context, id string) (*pb.OperationStatus, error) {
+	subj, err := subjects.Op(id, subjects.OpGet)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.OperationStatus{}
+	if err := c.Call(ctx, subj, &pb.GetOperationRequest{OperationId: id}, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// List returns operations.
+func (c *Client) List(ctx context.Context, req *pb.ListOperationsRequest) ([]*pb.OperationStatus, error) {
+	resp := &pb.ListOperationsResponse{}
+	if err := c.Call(ctx, subjects.OpList(), req, resp); err != nil {
+		return nil, err
+	}
+	return resp.GetOperations(), nil
+}
+
+// Abort aborts an operation.
+func (c *Client) Abort(ctx context.Context, id, reason string) (*pb.OperationStatus, error) {
+	subj, err := subjects.Op(id, subjects.OpAbort)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.AbortOperationResponse{}
+	if err := c.Call(ctx, subj, &pb.AbortOperationRequest{OperationId: id, Reason: reason}, resp); err != nil {
+		return nil, err
+	}
+	return resp.GetStatus(), nil
+}
+
+// Terminal reports whether a state is final.
+func Terminal(s pb.OperationState) bool {
+	switch s {
+	case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
+		return true
+	}
+	return false
+}
+
+// Wait polls an operation until it is in a final state or ctx is done.
+func (c *Client) Wait(ctx context.Context, id string, poll time.Duration) (*pb.OperationStatus, error) {
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		st, err := c.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if Terminal(st.GetState()) {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

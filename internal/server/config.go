@@ -1,0 +1,76 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/scenario"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("server: invalid config")
+
+// Config configures a scheduler process.
+type Config struct {
+	// NATSURL joins an existing NATS server; empty embeds one.
+	NATSURL string
+	// DataDir holds the embedded server's JetStream files. Required when
+	// embedding.
+	DataDir string
+	// Listen is the embedded server's host (default 127.0.0.1) and Port its
+	// port (-1: a free one; default 4222 from the CLI).
+	Listen string
+	Port   int
+	// SyncAlways makes the embedded JetStream fsync before acknowledging.
+	SyncAlways bool
+	// Trees is the pool-tree configuration.
+	Trees *scenario.TreesFile
+	// Actors configures the live scheduler.
+	Actors actors.Config
+	// EventRetention bounds the events stream by age (default 24h).
+	EventRetention time.Duration
+	// EventMaxBytes bounds the events stream by size (default 1 GiB).
+	EventMaxBytes int64
+	// EventBuffer is how many events may wait to be published before new
+	// ones are dropped and counted (default 65536).
+	EventBuffer int
+	// Logger for the process (default discard).
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults; Trees and DataDir still need setting.
+func DefaultConfig() Config {
+	return Config{
+		Listen: "127.0.0.1", Port: -1,
+		Actors:         actors.DefaultConfig(),
+		EventRetention: 24 * time.Hour,
+		EventMaxBytes:  1 << 30,
+		EventBuffer:    1 << 16,
+		Logger:         slog.New(slog.DiscardHandler),
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	switch {
+	case c.NATSURL == "" && c.DataDir == "":
+		return fmt.Errorf("%w: data dir is required with the embedded NATS server", ErrConfig)
+	case c.Trees == nil || len(c.Trees.Trees) == 0:
+		return fmt.Errorf("%w: no pool trees", ErrConfig)
+	case c.EventRetention <= 0:
+		return fmt.Errorf("%w: event retention %s must be positive", ErrConfig, c.EventRetention)
+	case c.EventMaxBytes <= 0:
+		return fmt.Errorf("%w: event max bytes %d must be positive", ErrConfig, c.EventMaxBytes)
+	case c.EventBuffer <= 0:
+		return fmt.Errorf("%w: event buffer %d must be positive", ErrConfig, c.EventBuffer)
+	case c.Logger == nil:
+		return fmt.Errorf("%w: logger is nil", ErrConfig)
+	}
+	if err := c.Actors.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}

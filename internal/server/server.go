@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/natsembed"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// Version is the service version reported by micro.
+const Version = "0.1.0"
+
+// Server is a running scheduler process.
+type Server struct {
+	cfg      Config
+	embedded *natsembed.Server
+	nc       *nats.Conn
+	svc      micro.Service
+	sys      *actors.System
+	events   *eventSink
+	service  *service
+	epoch    uint64
+}
+
+// Start brings the scheduler up; Close stops it.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	url := cfg.NATSURL
+	if url == "" {
+		ec := natsembed.Default(cfg.DataDir)
+		ec.Host, ec.Port, ec.SyncAlways = cfg.Listen, cfg.Port, cfg.SyncAlways
+		emb, err := natsembed.Start(ec, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		s.embedded, url = emb, emb.ClientURL()
+	}
+	nc, err := nats.Connect(url, nats.Name("sharetree-scheduler"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+	}
+	s.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: subjects.EventsStream, Subjects: []string{subjects.EventsAll()},
+		Retention: jetstream.LimitsPolicy, MaxAge: cfg.EventRetention, MaxBytes: cfg.EventMaxBytes,
+		Discard: jetstream.DiscardOld, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute,
+	}); err != nil {
+		return nil, fmt.Errorf("events stream: %w", err)
+	}
+	opsKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.OperationsBucket, History: 1, Storage: jetstream.FileStorage})
+	if err != nil {
+		return nil, fmt.Errorf("operations bucket: %w", err)
+	}
+	schedKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket, History: 5, Storage: jetstream.FileStorage})
+	if err != nil {
+		return nil, fmt.Errorf("scheduler bucket: %w", err)
+	}
+	if s.epoch, err = bumpEpoch(ctx, schedKV); err != nil {
+		return nil, fmt.Errorf("leader epoch: %w", err)
+	}
+	store := &kvStore{kv: opsKV}
+	revived, err := store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("revive operations: %w", err)
+	}
+	s.events = newEventSink(js, s.epoch, cfg.EventBuffer, cfg.Logger)
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, Epoch: s.epoch}
+	trees := make([]actors.TreeSpec, 0, len(cfg.Trees.Trees))
+	for _, t := range cfg.Trees.Trees {
+		trees = append(trees, actors.TreeSpec{Name: t.Name, Config: t.Config, Pools: t.Pools, Volumes: t.Volumes})
+	}
+	actorCfg := cfg.Actors
+	actorCfg.Logger = cfg.Logger
+	if s.sys, err = actors.Start(actorCfg, deps, trees, cfg.Trees.DefaultTree, revived); err != nil {
+		return nil, err
+	}
+	s.service = &service{sys: s.sys}
+	svc, err := micro.AddService(nc, micro.Config{
+		Name: subjects.SchedulerService, Version: Version,
+		Description: "sharetree scheduler: node heartbeats and the operation API",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("micro service: %w", err)
+	}
+	s.svc = svc
+	if err := addService(svc, s.service); err != nil {
+		return nil, err
+	}
+	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived))
+	ok = true
+	return s, nil
+}
+
+// URL is the NATS URL clients and agents connect to.
+func (s *Server) URL() string { return s.nc.ConnectedUrl() }
+
+// System is the running actor system.
+func (s *Server) System() *actors.System { return s.sys }
+
+// Epoch is this process's leader epoch.
+func (s *Server) Epoch() uint64 { return s.epoch }
+
+// Rejected counts refused API requests.
+func (s *Server) Rejected() uint64 { return s.service.rejected.Load() }
+
+// Fatal delivers an unrecoverable actor failure.
+func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
+
+// Close stops the service, the actors, the event publisher and NATS.
+func (s *Server) Close() {
+	if s.svc != nil {
+		_ = s.svc.Stop()
+	}
+	if s.sys != nil {
+		s.sys.Stop()
+	}
+	if s.events != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.events.close(ctx)
+		cancel()
+	}
+	if s.nc != nil {
+		_ = s.nc.Drain()
+		for s.nc.IsDraining() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if s.embedded != nil {
+		s.embedded.Stop()
+	}
+}

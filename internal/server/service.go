@@ -1,0 +1,169 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sharetree/sharetree/actors"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// service is the micro service: decode, validate, send to the actors.
+type service struct {
+	sys *actors.System
+	// rejected counts refused requests (bad subject, payload or fields).
+	rejected atomic.Uint64
+}
+
+// httpish maps a typed code to the micro error code header.
+func httpish(c pb.ErrorCode) int {
+	switch c {
+	case pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, pb.ErrorCode_ERROR_CODE_NODE_MISMATCH:
+		return 400
+	case pb.ErrorCode_ERROR_CODE_NOT_FOUND:
+		return 404
+	case pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT:
+		return 409
+	case pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED:
+		return 429
+	case pb.ErrorCode_ERROR_CODE_UNAVAILABLE:
+		return 503
+	}
+	return 500
+}
+
+func (s *service) fail(req micro.Request, e *pb.Error) {
+	s.rejected.Add(1)
+	data, _ := proto.Marshal(e)
+	_ = req.Error(strconv.Itoa(httpish(e.GetCode())), e.GetMessage(), data)
+}
+
+func (s *service) respond(req micro.Request, m proto.Message) {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		s.fail(req, &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: fmt.Sprintf("encode reply: %v", err)})
+		return
+	}
+	_ = req.Respond(data)
+}
+
+func invalid(field, format string, args ...any) *pb.Error {
+	return &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// decode unmarshals a request payload or answers with a typed error.
+func (s *service) decode(req micro.Request, m proto.Message) bool {
+	if err := proto.Unmarshal(req.Data(), m); err != nil {
+		s.fail(req, invalid("payload", "payload on %s is not a %s: %v", req.Subject(), m.ProtoReflect().Descriptor().FullName(), err))
+		return false
+	}
+	return true
+}
+
+// reply returns a reply function for an actor message.
+func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
+	return func(m T, e *pb.Error) {
+		if e != nil {
+			s.fail(req, e)
+			return
+		}
+		s.respond(req, m)
+	}
+}
+
+func (s *service) heartbeat(req micro.Request) {
+	node, err := subjects.ParseNodeHeartbeat(req.Subject())
+	if err != nil {
+		s.fail(req, invalid("subject", "%v", err))
+		return
+	}
+	hb := &pb.Heartbeat{}
+	if !s.decode(req, hb) {
+		return
+	}
+	if hb.GetNodeId() != node {
+		s.fail(req, &pb.Error{Code: pb.ErrorCode_ERROR_CODE_NODE_MISMATCH, Field: "node_id",
+			Message: fmt.Sprintf("heartbeat on the subject of node %q claims node %q", node, hb.GetNodeId())})
+		return
+	}
+	s.sys.Heartbeat(&actors.NodeHeartbeat{Heartbeat: hb, Reply: reply[*pb.HeartbeatResponse](s, req)})
+}
+
+func (s *service) submit(req micro.Request) {
+	in := &pb.StartOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	s.sys.Submit(&actors.SubmitOperation{Spec: in.GetSpec(), Reply: reply[*pb.StartOperationResponse](s, req)})
+}
+
+func (s *service) list(req micro.Request) {
+	in := &pb.ListOperationsRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if in.GetLimit() < 0 {
+		s.fail(req, invalid("limit", "limit must be >= 0, got %d", in.GetLimit()))
+		return
+	}
+	s.sys.List(&actors.ListOperations{Request: in, Reply: reply[*pb.ListOperationsResponse](s, req)})
+}
+
+// opID checks the subject and that the payload (when it names one) agrees.
+func (s *service) opID(req micro.Request, payloadID string) (string, bool) {
+	id, _, err := subjects.ParseOp(req.Subject())
+	if err != nil {
+		s.fail(req, invalid("subject", "%v", err))
+		return "", false
+	}
+	if payloadID != "" && payloadID != id {
+		s.fail(req, invalid("operation_id", "payload names operation %q but the subject names %q", payloadID, id))
+		return "", false
+	}
+	return id, true
+}
+
+func (s *service) get(req micro.Request) {
+	in := &pb.GetOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if id, ok := s.opID(req, in.GetOperationId()); ok {
+		s.sys.Get(&actors.GetOperation{ID: id, Reply: reply[*pb.OperationStatus](s, req)})
+	}
+}
+
+func (s *service) abort(req micro.Request) {
+	in := &pb.AbortOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if id, ok := s.opID(req, in.GetOperationId()); ok {
+		s.sys.Abort(&actors.AbortOperation{ID: id, Reason: in.GetReason(), Reply: reply[*pb.AbortOperationResponse](s, req)})
+	}
+}
+
+// addService registers the endpoints.
+func addService(svc micro.Service, s *service) error {
+	eps := []struct {
+		name, subject string
+		h             micro.HandlerFunc
+	}{
+		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat},
+		{"submit", subjects.OpSubmit(), s.submit},
+		{"list", subjects.OpList(), s.list},
+		{"get", subjects.OpAll(subjects.OpGet), s.get},
+		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
+	}
+	for _, e := range eps {
+		if err := svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject)); err != nil {
+			return fmt.Errorf("endpoint %s: %w", e.name, err)
+		}
+	}
+	return nil
+}

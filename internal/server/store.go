@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// kvStore keeps operations in a JetStream key-value bucket, one key each.
+type kvStore struct{ kv jetstream.KeyValue }
+
+// Put implements actors.OperationStore.
+func (s *kvStore) Put(ctx context.Context, st *pb.OperationStatus) error {
+	key, err := subjects.OperationKey(st.GetId())
+	if err != nil {
+		return err
+	}
+	data, err := proto.Marshal(st)
+	if err != nil {
+		return err
+	}
+	_, err = s.kv.Put(ctx, key, data)
+	return err
+}
+
+// List implements actors.OperationStore: every stored operation, by key.
+func (s *kvStore) List(ctx context.Context) ([]*pb.OperationStatus, error) {
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]*pb.OperationStatus, 0, len(keys))
+	for _, k := range keys {
+		e, err := s.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", k, err)
+		}
+		st := &pb.OperationStatus{}
+		if err := proto.Unmarshal(e.Value(), st); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", k, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// bumpEpoch raises the leader epoch stored in the scheduler bucket with
+// compare-and-set and returns the new value.
+func bumpEpoch(ctx context.Context, kv jetstream.KeyValue) (uint64, error) {
+	const key = "epoch"
+	for range 10 {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			if _, err := kv.Create(ctx, key, []byte("1")); err == nil {
+				return 1, nil
+			} else if !errors.Is(err, jetstream.ErrKeyExists) {
+				return 0, err
+			}
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		cur, err := strconv.ParseUint(string(e.Value()), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stored epoch %q: %w", e.Value(), err)
+		}
+		next := cur + 1
+		if _, err := kv.Update(ctx, key, []byte(strconv.FormatUint(next, 10)), e.Revision()); err == nil {
+			return next, nil
+		} else if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			var apiErr *jetstream.APIError
+			if !errors.As(err, &apiErr) {
+				return 0, err
+			}
+		}
+	}
+	return 0, errors.New("epoch: too many concurrent updates")
+}
