@@ -210,7 +210,7 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 		return nil, pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, field, "%s: pool %q does not exist in tree %s", field, pool, tr.spec.Name)
 	}
 	weight := spec.Weight
-	if opts.Weight != nil {
+	if opts != nil && opts.Weight != nil {
 		weight = opts.Weight
 	}
 	limitsPB := spec.GetResourceLimits()

@@ -93,6 +93,9 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		if !seen[tree] {
 			return invalid(f, "tree %q is not in spec.pool_trees %v", tree, spec.GetPoolTrees())
 		}
+		if o == nil {
+			continue
+		}
 		if w := o.Weight; w != nil {
 			if err := checkWeight(*w); err != "" {
 				return invalid(f+".weight", "%s", err)
