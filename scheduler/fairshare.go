@@ -90,7 +90,7 @@ func (t *tree) prepare(i int) {
 	}
 	e.fLo = w.f.lo()
 	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
-	e.fnS = w.keepV(s)
+	e.fnS = s
 	if e.kind != KindOperation {
 		e.fnM = w.keepS(m)
 	}
