@@ -71,6 +71,12 @@ func (t *tree) prepare(i int) {
 	w := &t.ws
 	switch {
 	case e.kind == KindOperation:
+		if e.usage.IsZero() && !e.gang {
+			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
+				e.fLo, e.fnS, e.prepared = 0, s, true
+				return
+			}
+		}
 		w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	case t.isFIFO(e):
 		w.fifo = w.fifo[:0]

@@ -43,6 +43,59 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 	return f
 }
 
+// idleOperationS builds FairShareBySuggestion directly for an operation
+// that uses nothing and is not a gang (about half of a busy cluster's
+// operations), without building F and M: F is 0 on [0, 1] and rises to the
+// demand D on [1, 2], so S rises along D until the dominant share reaches the
+// suggestion, cut where a limit binds first (at fraction c of D), and stays
+// flat. The arithmetic is the general path's, step for step, so the result
+// is the same to the last bit. ok is false for the cases the general path
+// handles differently (a limit of 0 on a demanded resource, or a dominant
+// demand share that the suggestion 1 does not reach).
+func idleOperationS(w *workspace, demand, lim Share) (vfunc, bool) {
+	maxD, c := 0.0, 1.0
+	var lk Share
+	active, bound := false, false
+	for r, d := range demand {
+		if d <= 0 {
+			continue
+		}
+		active = true
+		maxD = max(maxD, d)
+		lk[r] = clamp(lim[r], 0, d)
+		if d > lk[r] {
+			bound = true
+			c = min(c, lk[r]/d)
+		}
+	}
+	out := w.vArena.reserve(3)
+	if !active {
+		return w.vArena.commit(append(out, vpoint{x: 0}, vpoint{x: 1})), true
+	}
+	var x float64
+	var v Share
+	if !bound {
+		x, v = maxD, demand
+	} else {
+		if c <= 0 {
+			return nil, false
+		}
+		// The fit factor 1 + c at which the first limit binds, and F there.
+		fe := 1 + c
+		wgt := (fe - 1) / (2 - 1)
+		for r, d := range demand {
+			if d > 0 {
+				x = max(x, min(0+c*(d-0), lk[r])-0)
+			}
+			v[r] = 0 + (d-0)*wgt
+		}
+	}
+	if x >= 1 {
+		return nil, false
+	}
+	return w.vArena.commit(append(out, vpoint{x: 0}, vpoint{x: x, l: v, r: v}, vpoint{x: 1, l: v, r: v})), true
+}
+
 // steepWidth and steepSlope keep the running slope sum of sumScaled exact
 // enough: a segment narrower than steepWidth becomes a jump at its end, and
 // the sum is re-added from the children's slopes whenever a slope steeper
