@@ -1,6 +1,9 @@
 package scheduler
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // computeWeights sets every pool's effective weight: explicit, or inferred
 // from guarantee shares when the tree sets the multiplier, or 1 (operations
@@ -142,22 +145,32 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 // factor at which they fit is used instead.
 func (t *tree) distribute(i int, s float64) {
 	e := t.elements[i]
-	total := e.fnS.at(s)
-	e.fairShare = total
+	e.fairShare = e.fnS.at(s)
+	t.distributeChildren(e, s)
+}
+
+// distributeChildren is distribute for an element whose fair share is set.
+// The children's shares computed to check the bound are their fair shares.
+func (t *tree) distributeChildren(e *element, s float64) {
 	if e.kind == KindOperation || len(e.children) == 0 {
 		return
 	}
 	f := e.fnM.at(s)
-	sugg := make([]float64, len(e.children))
+	w := &t.ws
+	base, n := len(w.sugg), len(e.children)
+	w.sugg = slices.Grow(w.sugg, n)[:base+n]
+	sugg := w.sugg[base : base+n]
 	sumAt := func(f float64) Share {
 		t.childSuggestions(e, f, sugg)
 		var sum Share
 		for k, c := range e.children {
-			sum = sum.Add(t.elements[c].fnS.at(sugg[k]))
+			ce := t.elements[c]
+			ce.fairShare = ce.fnS.at(sugg[k])
+			sum = sum.Add(ce.fairShare)
 		}
 		return sum
 	}
-	bound := total.AddScalar(epsilon)
+	bound := e.fairShare.AddScalar(epsilon)
 	if !bound.Dominates(sumAt(f)) {
 		lo, hi := e.fLo, f
 		for range 64 {
@@ -168,12 +181,12 @@ func (t *tree) distribute(i int, s float64) {
 				hi = mid
 			}
 		}
-		f = lo
+		sumAt(lo)
 	}
-	t.childSuggestions(e, f, sugg)
 	for k, c := range e.children {
-		t.distribute(c, sugg[k])
+		t.distributeChildren(t.elements[c], sugg[k])
 	}
+	w.sugg = w.sugg[:base]
 }
 
 func splitShare(total, sgs, pis Share) DetailedShare {
