@@ -1,6 +1,9 @@
 package scheduler
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // computeWeights sets every pool's effective weight: explicit, or inferred
 // from guarantee shares when the tree sets the multiplier, or 1 (operations
@@ -71,6 +74,12 @@ func (t *tree) prepare(i int) {
 	w := &t.ws
 	switch {
 	case e.kind == KindOperation:
+		if e.usage.IsZero() && !e.gang {
+			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
+				e.fLo, e.fnS, e.prepared = 0, s, true
+				return
+			}
+		}
 		w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	case t.isFIFO(e):
 		w.fifo = w.fifo[:0]
@@ -90,7 +99,7 @@ func (t *tree) prepare(i int) {
 	}
 	e.fLo = w.f.lo()
 	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
-	e.fnS = w.keepV(s)
+	e.fnS = s
 	if e.kind != KindOperation {
 		e.fnM = w.keepS(m)
 	}
@@ -136,22 +145,32 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 // factor at which they fit is used instead.
 func (t *tree) distribute(i int, s float64) {
 	e := t.elements[i]
-	total := e.fnS.at(s)
-	e.fairShare = total
+	e.fairShare = e.fnS.at(s)
+	t.distributeChildren(e, s)
+}
+
+// distributeChildren is distribute for an element whose fair share is set.
+// The children's shares computed to check the bound are their fair shares.
+func (t *tree) distributeChildren(e *element, s float64) {
 	if e.kind == KindOperation || len(e.children) == 0 {
 		return
 	}
 	f := e.fnM.at(s)
-	sugg := make([]float64, len(e.children))
+	w := &t.ws
+	base, n := len(w.sugg), len(e.children)
+	w.sugg = slices.Grow(w.sugg, n)[:base+n]
+	sugg := w.sugg[base : base+n]
 	sumAt := func(f float64) Share {
 		t.childSuggestions(e, f, sugg)
 		var sum Share
 		for k, c := range e.children {
-			sum = sum.Add(t.elements[c].fnS.at(sugg[k]))
+			ce := t.elements[c]
+			ce.fairShare = ce.fnS.at(sugg[k])
+			sum = sum.Add(ce.fairShare)
 		}
 		return sum
 	}
-	bound := total.AddScalar(epsilon)
+	bound := e.fairShare.AddScalar(epsilon)
 	if !bound.Dominates(sumAt(f)) {
 		lo, hi := e.fLo, f
 		for range 64 {
@@ -162,12 +181,12 @@ func (t *tree) distribute(i int, s float64) {
 				hi = mid
 			}
 		}
-		f = lo
+		sumAt(lo)
 	}
-	t.childSuggestions(e, f, sugg)
 	for k, c := range e.children {
-		t.distribute(c, sugg[k])
+		t.distributeChildren(t.elements[c], sugg[k])
 	}
+	w.sugg = w.sugg[:base]
 }
 
 func splitShare(total, sgs, pis Share) DetailedShare {

@@ -55,7 +55,11 @@ func (f vfunc) atIndex(t float64, i int) Share {
 
 // rightAt is the right limit of f at t.
 func (f vfunc) rightAt(t float64) Share {
-	i := f.search(t)
+	return f.rightAtIndex(t, f.search(t))
+}
+
+// rightAtIndex is rightAt given i = f.search(t).
+func (f vfunc) rightAtIndex(t float64, i int) Share {
 	if i == len(f) {
 		return f[i-1].r
 	}

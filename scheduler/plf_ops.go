@@ -43,6 +43,59 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 	return f
 }
 
+// idleOperationS builds FairShareBySuggestion directly for an operation
+// that uses nothing and is not a gang (about half of a busy cluster's
+// operations), without building F and M: F is 0 on [0, 1] and rises to the
+// demand D on [1, 2], so S rises along D until the dominant share reaches the
+// suggestion, cut where a limit binds first (at fraction c of D), and stays
+// flat. The arithmetic is the general path's, step for step, so the result
+// is the same to the last bit. ok is false for the cases the general path
+// handles differently (a limit of 0 on a demanded resource, or a dominant
+// demand share that the suggestion 1 does not reach).
+func idleOperationS(w *workspace, demand, lim Share) (vfunc, bool) {
+	maxD, c := 0.0, 1.0
+	var lk Share
+	active, bound := false, false
+	for r, d := range demand {
+		if d <= 0 {
+			continue
+		}
+		active = true
+		maxD = max(maxD, d)
+		lk[r] = clamp(lim[r], 0, d)
+		if d > lk[r] {
+			bound = true
+			c = min(c, lk[r]/d)
+		}
+	}
+	out := w.vArena.reserve(3)
+	if !active {
+		return w.vArena.commit(append(out, vpoint{x: 0}, vpoint{x: 1})), true
+	}
+	var x float64
+	var v Share
+	if !bound {
+		x, v = maxD, demand
+	} else {
+		if c <= 0 {
+			return nil, false
+		}
+		// The fit factor 1 + c at which the first limit binds, and F there.
+		fe := 1 + c
+		wgt := (fe - 1) / (2 - 1)
+		for r, d := range demand {
+			if d > 0 {
+				x = max(x, min(0+c*(d-0), lk[r])-0)
+			}
+			v[r] = 0 + (d-0)*wgt
+		}
+	}
+	if x >= 1 {
+		return nil, false
+	}
+	return w.vArena.commit(append(out, vpoint{x: 0}, vpoint{x: x, l: v, r: v}, vpoint{x: 1, l: v, r: v})), true
+}
+
 // steepWidth and steepSlope keep the running slope sum of sumScaled exact
 // enough: a segment narrower than steepWidth becomes a jump at its end, and
 // the sum is re-added from the children's slopes whenever a slope steeper
@@ -355,31 +408,45 @@ func clamp(v, lo, hi float64) float64 {
 
 // compose builds S = F∘M on [0, 1] for a non-decreasing M. Where M is flat,
 // S is F at that fit factor (left-continuous); where M increases, S follows F
-// and picks up F's breakpoints in between.
+// and picks up F's breakpoints in between. M's values only grow, so F's
+// breakpoints are found by one forward walk instead of a search per point.
 func compose(dst vfunc, f vfunc, m sfunc) vfunc {
+	if need := len(m) + len(f); cap(dst) < need {
+		dst = make(vfunc, 0, max(need, 2*cap(dst)))
+	}
 	out := dst[:0]
+	k := 0 // first index of f whose abscissa is >= the current value of M
+	seek := func(t float64) int {
+		if k > 0 && f[k-1].x >= t {
+			k = f.search(t) // not expected: M never decreases
+		}
+		for k < len(f) && f[k].x < t {
+			k++
+		}
+		return k
+	}
 	for j, p := range m {
-		lv := f.at(p.l)
+		lv := f.atIndex(p.l, seek(p.l))
 		if j == len(m)-1 {
 			out = appendV(out, p.x, lv, lv)
 			break
 		}
 		nxt := m[j+1]
+		i := seek(p.r)
 		var rv Share
 		if nxt.l > p.r {
-			rv = f.rightAt(p.r)
+			rv = f.rightAtIndex(p.r, i)
 		} else {
-			rv = f.at(p.r)
+			rv = f.atIndex(p.r, i)
 		}
 		out = appendV(out, p.x, lv, rv)
 		if nxt.l > p.r {
-			k := f.search(p.r)
-			if k < len(f) && f[k].x == p.r {
-				k++
+			if i < len(f) && f[i].x == p.r {
+				i++
 			}
 			scale := (nxt.x - p.x) / (nxt.l - p.r)
-			for ; k < len(f) && f[k].x < nxt.l; k++ {
-				out = appendV(out, p.x+(f[k].x-p.r)*scale, f[k].l, f[k].r)
+			for ; i < len(f) && f[i].x < nxt.l; i++ {
+				out = appendV(out, p.x+(f[i].x-p.r)*scale, f[i].l, f[i].r)
 			}
 		}
 	}
@@ -389,10 +456,10 @@ func compose(dst vfunc, f vfunc, m sfunc) vfunc {
 // suggestionFunctions builds MaxFitFactorBySuggestion M and
 // FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
 // guarantee share g and limits share lim. The vector suggestion for s is
-// clip(g + s, ·, lim) per resource. Both results live in the workspace's
-// scratch buffers until the next call.
+// clip(g + s, ·, lim) per resource. M lives in the workspace's scratch
+// buffer until the next call; S is built in place in the arena.
 func suggestionFunctions(w *workspace, f vfunc, g, lim Share) (sfunc, vfunc) {
 	m := maxFitFactor(w, f, g, lim)
-	w.s = compose(w.s, f, m)
-	return m, w.s
+	s := compose(w.vArena.reserve(len(m)+len(f)), f, m)
+	return m, w.vArena.commit(s)
 }

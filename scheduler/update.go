@@ -70,7 +70,7 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		State: State{
 			LastUpdate: snap.Now,
 			Pools:      make(map[PoolID]PoolState, len(prev.Pools)),
-			Operations: make(map[OperationID]OperationState, len(prev.Operations)),
+			// Operations is filled after the pass, at its exact size.
 		},
 	}
 	root := t.elements[0]
@@ -82,6 +82,7 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 	}
 	root.fairShare = rootTotal
 	rootIG := rootTotal.Sub(rootSG).Min(root.pis).ClampZero()
+	below := t.scratchInts[:0] // operations below their fair share
 	for i, e := range t.elements {
 		t.inheritStarvationSettings(i)
 		var st starvation
@@ -148,13 +149,20 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 			}
 		case KindOperation:
 			if !st.since.IsZero() {
-				res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: st.since}
+				e.prevSince = st.since // the next state's entry, see below
+				below = append(below, i)
 			}
 			if e.hasJobs {
 				t.classifyJobs(e, r)
 			}
 		}
 	}
+	res.State.Operations = make(map[OperationID]OperationState, len(below))
+	for _, i := range below {
+		e := t.elements[i]
+		res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: e.prevSince}
+	}
+	t.scratchInts = below[:0]
 	return res
 }
 

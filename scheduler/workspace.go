@@ -12,7 +12,6 @@ type workspace struct {
 	f     vfunc
 	sig   []sigmaVertex
 	m     sfunc
-	s     vfunc
 	terms []scaledChild
 	fifo  []vfunc
 	sugg  []float64
@@ -32,9 +31,6 @@ func (w *workspace) reset(n int) {
 	w.vArena.reset(4 * n)
 	w.sArena.reset(n)
 }
-
-// keepV copies f into the arena.
-func (w *workspace) keepV(f vfunc) vfunc { return vfunc(w.vArena.keep(f)) }
 
 // keepS copies f into the arena.
 func (w *workspace) keepS(f sfunc) sfunc { return sfunc(w.sArena.keep(f)) }
@@ -62,9 +58,8 @@ func (a *arena[P]) reset(hint int) {
 	}
 }
 
-// keep copies f into the arena.
-func (a *arena[P]) keep(f []P) []P {
-	n := len(f)
+// room makes the current chunk one with room for n more points.
+func (a *arena[P]) room(n int) {
 	for a.cur < len(a.chunks) && cap(a.chunks[a.cur])-len(a.chunks[a.cur]) < n {
 		a.cur++
 	}
@@ -73,11 +68,38 @@ func (a *arena[P]) keep(f []P) []P {
 		a.next = min(2*max(a.next, 16), maxChunk)
 		a.chunks = append(a.chunks, make([]P, 0, c))
 	}
+}
+
+// keep copies f into the arena.
+func (a *arena[P]) keep(f []P) []P {
+	n := len(f)
+	a.room(n)
 	chunk := a.chunks[a.cur]
 	start := len(chunk)
 	chunk = append(chunk, f...)
 	a.chunks[a.cur] = chunk
 	return chunk[start : start+n : start+n]
+}
+
+// reserve returns an empty slice with room for n points at the end of the
+// current chunk, to build a function in place; commit keeps it.
+func (a *arena[P]) reserve(n int) []P {
+	a.room(n)
+	chunk := a.chunks[a.cur]
+	l := len(chunk)
+	return chunk[l:l:cap(chunk)]
+}
+
+// commit keeps f, built in the slice the last reserve returned, in the
+// arena (f is copied only if it outgrew that slice).
+func (a *arena[P]) commit(f []P) []P {
+	chunk := a.chunks[a.cur]
+	l := len(chunk)
+	if len(f) == 0 || l+len(f) > cap(chunk) || &chunk[l : l+1][0] != &f[0] {
+		return a.keep(f)
+	}
+	a.chunks[a.cur] = chunk[:l+len(f)]
+	return f[:len(f):len(f)]
 }
 
 // grow returns s resized to n elements (contents unspecified).

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/sharetree/sharetree/internal/testutil"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+func TestAgentBadFlagsExitTwo(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr []string
+	}{
+		"missing node id":   {[]string{"agent", "--resources", "cpu=8"}, []string{"--node-id is required"}},
+		"bad node id":       {[]string{"agent", "--node-id", "a.b", "--resources", "cpu=8"}, []string{"--node-id", `"a.b"`}},
+		"missing resources": {[]string{"agent", "--node-id", "n1"}, []string{"--resources is required"}},
+		"unknown resource": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8,disk=3"},
+			[]string{"--resources", `"disk=3"`}},
+		"bad amount":     {[]string{"agent", "--node-id", "n1", "--resources", "cpu=lots"}, []string{"--resources", `"cpu=lots"`}},
+		"zero resources": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=0"}, []string{"--resources", "positive"}},
+		"zero period": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--heartbeat-period", "0s"},
+			[]string{"--heartbeat-period"}},
+		"bad period": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--heartbeat-period", "often"},
+			[]string{"heartbeat-period"}},
+		"bad log level": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--log-level", "loud"},
+			[]string{"--log-level", `"loud"`}},
+		"duplicate tag": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--tags", "a,a"}, []string{"Tags[1]"}},
+		"positional":    {[]string{"agent", "extra"}, []string{`unexpected argument "extra"`}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, c.args...)
+			if code != 2 || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and nothing on stdout", code, out, errOut)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the agent's log writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	subj, err := subjects.NodeHeartbeat("node-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := make(chan *pb.Heartbeat, 64)
+	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
+		hb := &pb.Heartbeat{}
+		if proto.Unmarshal(m.Data, hb) == nil {
+			select {
+			case beats <- hb:
+			default:
+			}
+		}
+		data, _ := proto.Marshal(&pb.HeartbeatResponse{LeaderEpoch: 1})
+		_ = m.Respond(data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	f := agentFlags{natsURL: srv.ClientURL(), nodeID: "node-7", resources: "cpu=8,memory=16Gi,user_slots=8",
+		tags: "gpu-less, rack-b", period: 20 * time.Millisecond, workDir: t.TempDir(), logLevel: "info"}
+	cfg, level, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- runAgent(ctx, f.natsURL, cfg, &stderr, level) }()
+
+	var hb *pb.Heartbeat
+	select {
+	case hb = <-beats:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no heartbeat from the agent")
+	}
+	want := &pb.Heartbeat{NodeId: "node-7", Incarnation: hb.GetIncarnation(), Sequence: 1,
+		ResourceLimits: &pb.Resources{UserSlots: 8, Cpu: 8, Memory: 16 << 30}, ResourceUsage: &pb.Resources{},
+		Tags: []string{"gpu-less", "rack-b"}}
+	if diff := cmp.Diff(want, hb, protocmp.Transform()); diff != "" {
+		t.Errorf("first heartbeat (-want +got):\n%s", diff)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("runAgent: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("runAgent did not return after cancel")
+	}
+	if !strings.Contains(stderr.String(), "node agent started") {
+		t.Errorf("stderr lacks the start log: %q", stderr.String())
+	}
+}

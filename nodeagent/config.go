@@ -1,0 +1,153 @@
+package nodeagent
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"time"
+
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// Defaults of the Config fields (a zero field takes its default).
+const (
+	DefaultHeartbeatPeriod     = time.Second
+	DefaultHeartbeatTimeout    = 5 * time.Second
+	DefaultInterruptionSignal  = "SIGTERM"
+	DefaultInterruptionTimeout = 10 * time.Second
+	DefaultJobLogLimit         = 64 << 10
+	// MaxJobLogLimit bounds JobLogLimit so that a heartbeat carrying a few
+	// finished jobs stays well under NATS's default 1 MiB payload limit.
+	MaxJobLogLimit = 256 << 10
+)
+
+// Config configures an Agent. A zero duration, size or string field takes
+// its default (see DefaultConfig); NodeID and Resources are required.
+type Config struct {
+	// NodeID names the node; it is a token of the node's subjects, so it
+	// must pass subjects.ValidateToken. Required.
+	NodeID string
+	// Resources is the node's total: what it offers to jobs. At least one
+	// resource must be positive. Required.
+	Resources scheduler.Resources
+	// Tags label the node for the scheduler's node filters. Each tag must be
+	// non-empty and appear once.
+	Tags []string
+	// HeartbeatPeriod is how often the agent heartbeats. A response's
+	// heartbeat_period overrides it while the agent runs. Default 1s.
+	HeartbeatPeriod time.Duration
+	// HeartbeatTimeout bounds the wait for a heartbeat's response. Default 5s.
+	HeartbeatTimeout time.Duration
+	// InterruptionSignal is delivered to an interrupted job's process group
+	// when neither the interrupt nor the job spec names one ("SIGTERM",
+	// "TERM", "SIGUSR1", ...). Default "SIGTERM".
+	InterruptionSignal string
+	// InterruptionTimeout is how long an interrupted job may take to exit
+	// before it is killed, when the interrupt carries no timeout. Default 10s
+	// (the reference's allocation_preemption_timeout).
+	InterruptionTimeout time.Duration
+	// JobLogLimit is how many bytes of a job's combined stdout and stderr are
+	// kept (the last ones) and reported as its log tail. Default 64 KiB, at
+	// most MaxJobLogLimit.
+	JobLogLimit int
+	// WorkDir is where jobs without a working directory get their temporary
+	// directories. Default os.TempDir().
+	WorkDir string
+	// Incarnation identifies this run of the agent in heartbeats; it must
+	// change when the agent restarts. Default: 16 random hex digits.
+	Incarnation string
+	// Logger receives the agent's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a Config for the node with every default filled in
+// (and a fresh random incarnation).
+func DefaultConfig(nodeID string, resources scheduler.Resources) Config {
+	return Config{NodeID: nodeID, Resources: resources}.withDefaults()
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.HeartbeatPeriod == 0 {
+		c.HeartbeatPeriod = DefaultHeartbeatPeriod
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.InterruptionSignal == "" {
+		c.InterruptionSignal = DefaultInterruptionSignal
+	}
+	if c.InterruptionTimeout == 0 {
+		c.InterruptionTimeout = DefaultInterruptionTimeout
+	}
+	if c.JobLogLimit == 0 {
+		c.JobLogLimit = DefaultJobLogLimit
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = os.TempDir()
+	}
+	if c.Incarnation == "" {
+		c.Incarnation = newIncarnation()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c.Tags = append([]string(nil), c.Tags...)
+	return c
+}
+
+// Validate checks c as New would use it (zero fields take their defaults).
+// Every error wraps ErrInvalidConfig and names the field.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if err := subjects.ValidateToken("node id", c.NodeID); err != nil {
+		return fmt.Errorf("%w: NodeID: %w", ErrInvalidConfig, err)
+	}
+	positive := false
+	for r, v := range c.Resources {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%w: Resources: %s must be a finite number >= 0, got %g", ErrInvalidConfig, scheduler.ResourceType(r), v)
+		}
+		positive = positive || v > 0
+	}
+	if !positive {
+		return fmt.Errorf("%w: Resources: at least one resource must be positive", ErrInvalidConfig)
+	}
+	seen := make(map[string]bool, len(c.Tags))
+	for i, tag := range c.Tags {
+		if tag == "" {
+			return fmt.Errorf("%w: Tags[%d] is empty", ErrInvalidConfig, i)
+		}
+		if seen[tag] {
+			return fmt.Errorf("%w: Tags[%d]: %q appears twice", ErrInvalidConfig, i, tag)
+		}
+		seen[tag] = true
+	}
+	switch {
+	case c.HeartbeatPeriod < 0:
+		return fmt.Errorf("%w: HeartbeatPeriod %s must be positive", ErrInvalidConfig, c.HeartbeatPeriod)
+	case c.HeartbeatTimeout < 0:
+		return fmt.Errorf("%w: HeartbeatTimeout %s must be positive", ErrInvalidConfig, c.HeartbeatTimeout)
+	case c.InterruptionTimeout < 0:
+		return fmt.Errorf("%w: InterruptionTimeout %s must be positive", ErrInvalidConfig, c.InterruptionTimeout)
+	case c.JobLogLimit < 0 || c.JobLogLimit > MaxJobLogLimit:
+		return fmt.Errorf("%w: JobLogLimit %d must be in [1, %d]", ErrInvalidConfig, c.JobLogLimit, MaxJobLogLimit)
+	case len(c.Incarnation) > subjects.MaxTokenLength:
+		return fmt.Errorf("%w: Incarnation is %d characters, at most %d allowed", ErrInvalidConfig, len(c.Incarnation), subjects.MaxTokenLength)
+	}
+	if _, err := parseSignal(c.InterruptionSignal); err != nil {
+		return fmt.Errorf("%w: InterruptionSignal: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+func newIncarnation() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go >= 1.24).
+	return hex.EncodeToString(b[:])
+}

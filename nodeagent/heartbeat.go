@@ -1,0 +1,222 @@
+package nodeagent
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sharetree/sharetree/internal/wire"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// Why a heartbeat failed (for logs).
+var (
+	errNotConnected = errors.New("not connected to NATS")
+	errTimeout      = errors.New("no response before the heartbeat timeout")
+	errRefused      = errors.New("scheduler refused the heartbeat")
+)
+
+// NATS's status header for "no responders" (nats.go does not export it).
+const (
+	statusHeader       = "Status"
+	statusNoResponders = "503"
+)
+
+// loop is Run's heartbeat state; only Run's goroutine touches it.
+type loop struct {
+	a        *Agent
+	period   time.Duration
+	ticker   *time.Ticker
+	timeout  *time.Timer
+	inflight uint64 // sequence of the heartbeat awaiting its response; 0 is none
+	failures int    // consecutive failed heartbeats
+}
+
+// heartbeat sends the next heartbeat unless one is in flight.
+func (l *loop) heartbeat() {
+	if l.inflight != 0 {
+		return // the in-flight one times out or succeeds first
+	}
+	a := l.a
+	if !a.nc.IsConnected() {
+		l.fail(errNotConnected)
+		return
+	}
+	hb, dropped := a.buildHeartbeat(a.nc.MaxPayload())
+	if dropped > 0 {
+		a.log.Warn("heartbeat too large: finished jobs left for later heartbeats", "left", dropped)
+	}
+	data, err := proto.Marshal(hb)
+	if err != nil {
+		l.fail(fmt.Errorf("encode heartbeat: %w", err))
+		return
+	}
+	msg := &nats.Msg{Subject: a.hbSubject, Reply: a.inbox + "." + strconv.FormatUint(hb.Sequence, 10), Data: data}
+	if err := a.nc.PublishMsg(msg); err != nil {
+		l.fail(fmt.Errorf("publish heartbeat: %w", err))
+		return
+	}
+	a.counters.hbSent.Add(1)
+	l.inflight = hb.Sequence
+	l.timeout.Reset(a.cfg.HeartbeatTimeout)
+}
+
+// timedOut gives up on the in-flight heartbeat.
+func (l *loop) timedOut() {
+	if l.inflight == 0 {
+		return
+	}
+	l.inflight = 0
+	l.fail(errTimeout)
+}
+
+// reply handles a message on the agent's reply inbox.
+func (l *loop) reply(m *nats.Msg) {
+	a := l.a
+	seq, _ := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 10, 64)
+	if seq == 0 || seq != l.inflight {
+		a.counters.lateResponses.Add(1)
+		a.log.Debug("late heartbeat response dropped", "sequence", seq)
+		return
+	}
+	l.inflight = 0
+	l.timeout.Stop()
+	resp, err := decodeResponse(m)
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	if !a.applyResponse(resp) {
+		a.counters.staleResponses.Add(1)
+		return
+	}
+	a.counters.hbOK.Add(1)
+	if l.failures > 0 {
+		a.log.Info("heartbeats resumed", "failed", l.failures)
+		l.failures = 0
+	}
+	if p := resp.GetHeartbeatPeriod().AsDuration(); p > 0 && p != l.period {
+		a.log.Info("heartbeat period set by the scheduler", "period", p)
+		l.period = p
+		l.ticker.Reset(p)
+	}
+}
+
+// fail counts a failed heartbeat; the first of a run is a warning, the
+// rest debug (thousands of agents must not flood the log in an outage).
+func (l *loop) fail(err error) {
+	l.a.counters.hbFailed.Add(1)
+	l.failures++
+	if l.failures == 1 {
+		l.a.log.Warn("heartbeat failed; retrying every period", "err", err)
+	} else {
+		l.a.log.Debug("heartbeat failed", "err", err, "consecutive", l.failures)
+	}
+}
+
+// decodeResponse turns a reply into a response, or the error it carries.
+func decodeResponse(m *nats.Msg) (*pb.HeartbeatResponse, error) {
+	if len(m.Data) == 0 && m.Header.Get(statusHeader) == statusNoResponders {
+		return nil, nats.ErrNoResponders
+	}
+	if code := m.Header.Get(micro.ErrorCodeHeader); code != "" {
+		e := &pb.Error{}
+		if proto.Unmarshal(m.Data, e) == nil && e.GetMessage() != "" {
+			return nil, fmt.Errorf("%w: %s: %s", errRefused, e.GetCode(), e.GetMessage())
+		}
+		return nil, fmt.Errorf("%w: %s %s", errRefused, code, m.Header.Get(micro.ErrorHeader))
+	}
+	resp := &pb.HeartbeatResponse{}
+	if err := proto.Unmarshal(m.Data, resp); err != nil {
+		return nil, fmt.Errorf("decode heartbeat response: %w", err)
+	}
+	return resp, nil
+}
+
+// buildHeartbeat takes the next sequence number and reports the full state.
+// Finished jobs that would push the heartbeat over maxPayload bytes are left
+// for later heartbeats (they stay kept); dropped says how many.
+func (a *Agent) buildHeartbeat(maxPayload int64) (hb *pb.Heartbeat, dropped int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	hb = &pb.Heartbeat{
+		NodeId:         a.cfg.NodeID,
+		Incarnation:    a.cfg.Incarnation,
+		Sequence:       a.seq,
+		ResourceLimits: a.limits,
+		Tags:           a.cfg.Tags,
+		LeaderEpoch:    a.epoch,
+		RunningJobs:    make([]*pb.RunningJob, 0, len(a.running)),
+	}
+	var usage scheduler.Resources
+	for _, id := range slices.Sorted(maps.Keys(a.running)) {
+		j := a.running[id]
+		usage = usage.Add(j.res)
+		hb.RunningJobs = append(hb.RunningJobs, &pb.RunningJob{
+			JobId: j.id, OperationId: j.opID, Resources: j.resPB,
+			StartTime: timestamppb.New(j.start), Interrupting: j.interrupted,
+		})
+	}
+	hb.ResourceUsage = wire.ToResources(usage)
+	budget := maxPayload - int64(proto.Size(hb)) - 1024 // slack for headers and field tags
+	ids := slices.Sorted(maps.Keys(a.finished))
+	for i, id := range ids {
+		fj := a.finished[id]
+		budget -= int64(proto.Size(fj)) + 8
+		if budget < 0 && maxPayload > 0 {
+			return hb, len(ids) - i
+		}
+		hb.FinishedJobs = append(hb.FinishedJobs, fj)
+	}
+	return hb, 0
+}
+
+// applyResponse applies a response unless it comes from an older leader
+// epoch (then it returns false and changes nothing).
+func (a *Agent) applyResponse(resp *pb.HeartbeatResponse) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.acceptEpochLocked(resp.GetLeaderEpoch()) {
+		a.log.Debug("stale heartbeat response ignored", "epoch", resp.GetLeaderEpoch(), "highest", a.epoch)
+		return false
+	}
+	for _, id := range resp.GetAcknowledgedFinishedJobs() {
+		delete(a.finished, id)
+	}
+	for _, ab := range resp.GetJobsToAbort() {
+		a.abortLocked(ab.GetJobId(), ab.GetReason())
+	}
+	for _, in := range resp.GetJobsToInterrupt() {
+		a.interruptLocked(in)
+	}
+	for _, spec := range resp.GetJobsToStart() {
+		a.startLocked(spec)
+	}
+	return true
+}
+
+// acceptEpochLocked reports whether a command from epoch may be applied,
+// raising the highest epoch seen.
+func (a *Agent) acceptEpochLocked(epoch uint64) bool {
+	if epoch < a.epoch {
+		return false
+	}
+	if epoch > a.epoch {
+		if a.epoch != 0 {
+			a.log.Info("new scheduler leader epoch", "epoch", epoch, "previous", a.epoch)
+		}
+		a.epoch = epoch
+	}
+	return true
+}

@@ -1,0 +1,135 @@
+package nodeagent_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sharetree/sharetree/internal/testutil"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/nodeagent"
+)
+
+func TestHeartbeatsCarryTheFullState(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	sched := newFakeScheduler(t, nc, "node-1", func(s *fakeScheduler) { s.epoch = 7 })
+	sched.start(simJob("op1.map.0.0", time.Hour), simJob("op1.map.1.0", time.Hour))
+	a := startAgent(t, nc, testConfig(t, "node-1"))
+
+	hb := sched.waitBeat(t, 0, "a heartbeat with both jobs running", func(hb *pb.Heartbeat) bool { return len(hb.GetRunningJobs()) == 2 })
+	want := &pb.Heartbeat{
+		NodeId:         "node-1",
+		Incarnation:    "inc-node-1",
+		Sequence:       hb.GetSequence(),
+		ResourceLimits: &pb.Resources{UserSlots: 8, Cpu: 16, Memory: 64 << 30},
+		ResourceUsage:  &pb.Resources{UserSlots: 2, Cpu: 4},
+		Tags:           []string{"rack-a", "ssd"},
+		RunningJobs: []*pb.RunningJob{
+			{JobId: "op1.map.0.0", OperationId: "op1", Resources: &pb.Resources{UserSlots: 1, Cpu: 2}},
+			{JobId: "op1.map.1.0", OperationId: "op1", Resources: &pb.Resources{UserSlots: 1, Cpu: 2}},
+		},
+		LeaderEpoch: 7,
+	}
+	if diff := cmp.Diff(want, hb, protocmp.Transform(), protocmp.IgnoreFields(&pb.RunningJob{}, "start_time")); diff != "" {
+		t.Errorf("heartbeat (-want +got):\n%s", diff)
+	}
+	for _, r := range hb.GetRunningJobs() {
+		if !r.GetStartTime().IsValid() || r.GetStartTime().AsTime().IsZero() {
+			t.Errorf("job %s has no start time", r.GetJobId())
+		}
+	}
+
+	n := sched.count()
+	sched.waitBeat(t, n, "three more heartbeats", func(*pb.Heartbeat) bool { return sched.count() >= n+3 })
+	beats := sched.beatsSince(0)
+	for i, b := range beats {
+		if b.GetSequence() != uint64(i+1) {
+			t.Fatalf("heartbeat %d has sequence %d, want %d", i, b.GetSequence(), i+1)
+		}
+	}
+	st := a.Stats()
+	if st.HeartbeatsSent < uint64(len(beats)) || st.HeartbeatsOK == 0 || st.RunningJobs != 2 || st.LeaderEpoch != 7 {
+		t.Errorf("stats %+v after %d heartbeats", st, len(beats))
+	}
+}
+
+func TestHeartbeatPeriodFromTheResponseIsAdopted(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	sched := newFakeScheduler(t, nc, "n")
+	sched.push(&pb.HeartbeatResponse{HeartbeatPeriod: durationpb.New(10 * time.Millisecond)})
+	cfg := testConfig(t, "n")
+	cfg.HeartbeatPeriod = time.Hour // only the immediate first heartbeat would go out
+	startAgent(t, nc, cfg)
+	sched.waitBeat(t, 0, "heartbeats at the scheduler's period", func(*pb.Heartbeat) bool { return sched.count() >= 3 })
+}
+
+func TestFailedHeartbeatsAreCountedAndRetried(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	cfg := testConfig(t, "n")
+	cfg.HeartbeatTimeout = 100 * time.Millisecond
+	a := startAgent(t, nc, cfg)
+	waitStats(t, a, "heartbeats failing with no responders", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= 2 })
+
+	// A scheduler that answers with a micro error: the body is a pb.Error
+	// whose code field must not be read as a leader epoch.
+	sched := newFakeScheduler(t, nc, "n", func(s *fakeScheduler) { s.replyFn = replyWithMicroError })
+	before := a.Stats().HeartbeatsFailed
+	sched.waitBeat(t, 0, "error replies", func(*pb.Heartbeat) bool { return sched.count() >= 3 })
+	st := waitStats(t, a, "error replies counted", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= before+2 })
+	if st.LeaderEpoch != 0 || st.HeartbeatsOK != 0 {
+		t.Fatalf("an error reply was applied as a response: %+v", st)
+	}
+
+	// The scheduler recovers: responses are applied again.
+	sched.set(func(s *fakeScheduler) { s.replyFn, s.epoch = nil, 3 })
+	waitStats(t, a, "heartbeats succeeding", func(s nodeagent.Stats) bool { return s.HeartbeatsOK >= 1 && s.LeaderEpoch == 3 })
+}
+
+func TestHeartbeatTimeoutDropsTheLateResponse(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	held := make(chan *nats.Msg, 16)
+	newFakeScheduler(t, nc, "n", func(s *fakeScheduler) {
+		s.replyFn = func(s *fakeScheduler, m *nats.Msg) bool {
+			if s.count() == 1 {
+				held <- m // answer the first heartbeat only after it timed out
+				return true
+			}
+			return false
+		}
+	})
+	cfg := testConfig(t, "n")
+	cfg.HeartbeatTimeout = 50 * time.Millisecond
+	a := startAgent(t, nc, cfg)
+	m := <-held
+	waitStats(t, a, "the first heartbeat to time out", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= 1 })
+	resp, _ := proto.Marshal(&pb.HeartbeatResponse{LeaderEpoch: 1, JobsToStart: []*pb.JobSpec{simJob("late", time.Hour)}})
+	if err := m.Respond(resp); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStats(t, a, "the late response dropped", func(s nodeagent.Stats) bool { return s.LateResponses == 1 })
+	if st.JobsStarted != 0 || st.LeaderEpoch != 0 {
+		t.Fatalf("a late response was applied: %+v", st)
+	}
+}
+
+// replyWithMicroError answers like a micro service refusing the request:
+// error headers and a pb.Error body.
+func replyWithMicroError(_ *fakeScheduler, m *nats.Msg) bool {
+	body, _ := proto.Marshal(&pb.Error{Code: pb.ErrorCode_ERROR_CODE_UNAVAILABLE, Message: "starting up"})
+	reply := nats.NewMsg(m.Reply)
+	reply.Data = body
+	reply.Header.Set(micro.ErrorHeader, "starting up")
+	reply.Header.Set(micro.ErrorCodeHeader, "503")
+	_ = m.RespondMsg(reply)
+	return true
+}

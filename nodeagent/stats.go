@@ -1,0 +1,74 @@
+package nodeagent
+
+import "sync/atomic"
+
+// Stats is a snapshot of an agent's counters, for tests, load tools and
+// metrics. Counters only grow; RunningJobs, UnackedFinishedJobs,
+// LeaderEpoch and Sequence are current values.
+type Stats struct {
+	// HeartbeatsSent counts heartbeats published.
+	HeartbeatsSent uint64
+	// HeartbeatsOK counts responses applied (from the current leader epoch).
+	HeartbeatsOK uint64
+	// HeartbeatsFailed counts heartbeats that got no usable response:
+	// timeouts, no responders, error replies, undecodable replies, and
+	// periods skipped because the connection was down.
+	HeartbeatsFailed uint64
+	// StaleResponses counts responses ignored for a lower leader epoch.
+	StaleResponses uint64
+	// LateResponses counts responses that arrived after their heartbeat had
+	// timed out (dropped).
+	LateResponses uint64
+	// SignalsApplied counts job signals accepted.
+	SignalsApplied uint64
+	// StaleSignals counts job signals ignored for a lower leader epoch.
+	StaleSignals uint64
+	// MalformedSignals counts signal payloads that did not decode or carried
+	// no abort or interrupt.
+	MalformedSignals uint64
+	// JobsStarted counts jobs accepted from jobs_to_start (including ones
+	// that failed to start).
+	JobsStarted uint64
+	// DuplicateStarts counts jobs_to_start entries ignored because the job
+	// was already running or finished.
+	DuplicateStarts uint64
+	// JobsCompleted, JobsFailed and JobsAborted count finished jobs by state.
+	JobsCompleted uint64
+	JobsFailed    uint64
+	JobsAborted   uint64
+	// RunningJobs is the number of jobs running now.
+	RunningJobs int
+	// UnackedFinishedJobs is the number of finished jobs kept until a
+	// response acknowledges them.
+	UnackedFinishedJobs int
+	// LeaderEpoch is the highest leader epoch seen.
+	LeaderEpoch uint64
+	// Sequence is the sequence number of the last heartbeat sent.
+	Sequence uint64
+}
+
+// counters are updated from the loop, timers and process waiters without
+// the agent's lock.
+type counters struct {
+	hbSent, hbOK, hbFailed, staleResponses, lateResponses atomic.Uint64
+	signalsApplied, staleSignals, malformedSignals        atomic.Uint64
+	started, duplicates, completed, failed, aborted       atomic.Uint64
+}
+
+// Stats returns a snapshot of the agent's counters.
+func (a *Agent) Stats() Stats {
+	c := &a.counters
+	s := Stats{
+		HeartbeatsSent: c.hbSent.Load(), HeartbeatsOK: c.hbOK.Load(), HeartbeatsFailed: c.hbFailed.Load(),
+		StaleResponses: c.staleResponses.Load(), LateResponses: c.lateResponses.Load(),
+		SignalsApplied: c.signalsApplied.Load(), StaleSignals: c.staleSignals.Load(),
+		MalformedSignals: c.malformedSignals.Load(),
+		JobsStarted:      c.started.Load(), DuplicateStarts: c.duplicates.Load(),
+		JobsCompleted: c.completed.Load(), JobsFailed: c.failed.Load(), JobsAborted: c.aborted.Load(),
+	}
+	a.mu.Lock()
+	s.RunningJobs, s.UnackedFinishedJobs = len(a.running), len(a.finished)
+	s.LeaderEpoch, s.Sequence = a.epoch, a.seq
+	a.mu.Unlock()
+	return s
+}
