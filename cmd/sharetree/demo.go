@@ -2,9 +2,16 @@ package main
 
 import (
 	_ "embed"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/demo"
 	"github.com/sharetree/sharetree/internal/scenario"
 )
 
@@ -12,26 +19,70 @@ import (
 var demoScenario []byte
 
 func newDemoCmd() *cobra.Command {
-	var output string
+	var (
+		output   string
+		whatIf   bool
+		duration time.Duration
+		refresh  time.Duration
+		agents   int
+		logLevel string
+	)
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Show the fair-share engine at work on the built-in example cluster",
-		Long: "demo runs the what-if calculator on the built-in example (examples/demo.yaml): the pool-tree\n" +
-			"documentation's project pools (adhoc, batch, backup) beside a burst and a relaxed integral pool, through\n" +
-			"steps that show guarantees, weights, integral volumes and operation limits. The live demo (scheduler,\n" +
-			"node agents and NATS in one process) replaces it when the running scheduler lands.",
+		Short: "Run a live scheduler with in-process agents and watch it share the cluster",
+		Long: "demo starts, in one process, an embedded NATS server, the scheduler, 8 node agents running simulated\n" +
+			"jobs, the pool-tree documentation's project pools (adhoc, batch, backup) beside a burst and a relaxed\n" +
+			"integral pool, and a workload that shows guarantees, weights, integral pools and operation limits. It\n" +
+			"prints each pool's fair share, usage and demand until Ctrl-C or --duration.\n" +
+			"With --what-if it runs the what-if calculator on the same example instead (no scheduler).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput("demo", output); err != nil {
-				return err
+			if whatIf {
+				if err := checkOutput("demo", output); err != nil {
+					return err
+				}
+				f, err := scenario.Parse("examples/demo.yaml", demoScenario)
+				if err != nil {
+					return err
+				}
+				return runAndWrite(cmd, f, output)
 			}
-			f, err := scenario.Parse("examples/demo.yaml", demoScenario)
+			if duration < 0 {
+				return usageError{fmt.Errorf("--duration %s must be >= 0", duration)}
+			}
+			if refresh <= 0 {
+				return usageError{fmt.Errorf("--refresh %s must be positive", refresh)}
+			}
+			if agents < 1 || agents > 1000 {
+				return usageError{fmt.Errorf("--agents %d must be in [1, 1000]", agents)}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {
 				return err
 			}
-			return runAndWrite(cmd, f, output)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return demo.Run(ctx, demo.Config{
+				Duration: duration, Out: cmd.OutOrStdout(), Terminal: isTerminal(cmd.OutOrStdout()),
+				Refresh: refresh, Agents: agents, Logger: logger,
+			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json or table")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
+	cmd.Flags().DurationVar(&refresh, "refresh", time.Second, "how often the view is redrawn")
+	cmd.Flags().IntVar(&agents, "agents", 8, "number of in-process node agents (16 cores, 64 GiB, 16 slots each)")
+	cmd.Flags().StringVar(&logLevel, "log-level", "error", "scheduler log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&whatIf, "what-if", false, "run the what-if calculator on the example instead of the live demo")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "what-if output format: json or table")
 	return cmd
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -105,14 +105,37 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 	}
 }
 
-func TestDemoRuns(t *testing.T) {
-	code, out, errOut := runCLI(t, "demo")
+func TestDemoWhatIfRuns(t *testing.T) {
+	code, out, errOut := runCLI(t, "demo", "--what-if")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{"project-root", "project-batch", "burst", "relaxed", "pending"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}
+
+func TestLiveDemoRuns(t *testing.T) {
+	code, out, errOut := runCLI(t, "demo", "--duration", "3s", "--refresh", "500ms")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"FAIR SHARE", "USAGE", "DEMAND", "project-adhoc", "project-batch", "project-backup", "burst", "relaxed", "demo finished"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("live demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "8 nodes") {
+		t.Errorf("the 8 agents never registered:\n%s", out)
+	}
+}
+
+func TestDemoBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"demo", "--duration", "-1s"}, {"demo", "--agents", "0"}, {"demo", "--refresh", "0s"}} {
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, strings.TrimPrefix(args[1], "")) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
 		}
 	}
 }
