@@ -31,7 +31,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newFairshareCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd())
+	root.AddCommand(newFairshareCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd(), newLoadCmd())
 	return root
 }
 

@@ -311,8 +311,17 @@ func TestBadInputIsRefusedWithTypedErrors(t *testing.T) {
 		{"unknown pool", simulated("nope", 1, 1, time.Second), pb.ErrorCode_ERROR_CODE_NOT_FOUND, "spec.pool"},
 		{"never fits", simulated("light", 1, 64, time.Second), pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.tasks[0].job_resources"},
 		{"zero jobs", simulated("light", 0, 1, time.Second), pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.tasks[0].job_count"},
-		{"unknown tree", func() *pb.OperationSpec { s := simulated("light", 1, 1, time.Second); s.PoolTrees = []string{"gpu"}; return s }(), pb.ErrorCode_ERROR_CODE_NOT_FOUND, "spec.pool_trees[0]"},
-		{"bad weight", func() *pb.OperationSpec { s := simulated("light", 1, 1, time.Second); w := -1.0; s.Weight = &w; return s }(), pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.weight"},
+		{"unknown tree", func() *pb.OperationSpec {
+			s := simulated("light", 1, 1, time.Second)
+			s.PoolTrees = []string{"gpu"}
+			return s
+		}(), pb.ErrorCode_ERROR_CODE_NOT_FOUND, "spec.pool_trees[0]"},
+		{"bad weight", func() *pb.OperationSpec {
+			s := simulated("light", 1, 1, time.Second)
+			w := -1.0
+			s.Weight = &w
+			return s
+		}(), pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.weight"},
 	}
 	for _, tc := range bad {
 		_, err := c.client.Submit(ctx, tc.spec)
