@@ -1,0 +1,87 @@
+package actors
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+func validSpec() *pb.OperationSpec {
+	return &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
+		JobCount: 2, JobResources: &pb.Resources{Cpu: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(1)},
+	}}}
+}
+
+func TestNormalizeSpecDefaults(t *testing.T) {
+	in := validSpec()
+	out, err := normalizeSpec(in, "physical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.GetTasks()[0].GetName() != "task0" || len(out.GetPoolTrees()) != 1 || out.GetPoolTrees()[0] != "physical" {
+		t.Errorf("defaults not filled: %v", out)
+	}
+	if in.GetTasks()[0].GetName() != "" || len(in.GetPoolTrees()) != 0 {
+		t.Errorf("the submitted spec was modified: %v", in)
+	}
+}
+
+func TestNormalizeSpecRefusals(t *testing.T) {
+	neg, nan := -1.0, 0.0
+	nan = nan / nan
+	cases := []struct {
+		field  string
+		mutate func(*pb.OperationSpec)
+	}{
+		{"spec.tasks", func(s *pb.OperationSpec) { s.Tasks = nil }},
+		{"spec.tasks[0].job_count", func(s *pb.OperationSpec) { s.Tasks[0].JobCount = 0 }},
+		{"spec.tasks[0].job_count", func(s *pb.OperationSpec) { s.Tasks[0].JobCount = MaxJobCount + 1 }},
+		{"spec.tasks[0].job_resources", func(s *pb.OperationSpec) { s.Tasks[0].JobResources = nil }},
+		{"spec.tasks[0].job_resources", func(s *pb.OperationSpec) { s.Tasks[0].JobResources.Memory = nan }},
+		{"spec.tasks[0]", func(s *pb.OperationSpec) { s.Tasks[0].Run = nil }},
+		{"spec.tasks[0].command.argv", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{}}
+		}},
+		{"spec.tasks[1].name", func(s *pb.OperationSpec) {
+			s.Tasks[0].Name = "x"
+			s.Tasks = append(s.Tasks, &pb.TaskSpec{Name: "x", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
+				Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(1)}})
+		}},
+		{"spec.weight", func(s *pb.OperationSpec) { s.Weight = &neg }},
+		{"spec.resource_limits", func(s *pb.OperationSpec) { s.ResourceLimits = &pb.ResourceLimits{Cpu: &neg} }},
+		{"spec.interruption_signal", func(s *pb.OperationSpec) { s.InterruptionSignal = "SIGFOO" }},
+		{"spec.max_failed_job_count", func(s *pb.OperationSpec) { s.MaxFailedJobCount = -1 }},
+		{"spec.pool_trees[1]", func(s *pb.OperationSpec) { s.PoolTrees = []string{"a", "a"} }},
+		{"spec.scheduling_options_per_pool_tree[b]", func(s *pb.OperationSpec) {
+			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"b": {}}
+		}},
+	}
+	for _, tc := range cases {
+		s := validSpec()
+		tc.mutate(s)
+		_, err := normalizeSpec(s, "a")
+		if err == nil || err.GetField() != tc.field || err.GetCode() != pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT {
+			t.Errorf("want INVALID_ARGUMENT on %s, got %v", tc.field, err)
+		}
+	}
+	if _, err := normalizeSpec(nil, "a"); err == nil || err.GetField() != "spec" {
+		t.Errorf("nil spec: %v", err)
+	}
+}
+
+func TestJobIDRoundTrip(t *testing.T) {
+	ref := jobRef{key: placement.JobKey{Operation: "op-3-17", Task: 1, Index: 42}, attempt: 2}
+	got, err := parseJobID(ref.String())
+	if err != nil || got != ref {
+		t.Fatalf("round trip of %s = %v, %v", ref, got, err)
+	}
+	for _, bad := range []string{"", "op", "op.1.2", "op.1.2.3.4", ".1.2.3", "op.a.2.3", "op.1.-2.3"} {
+		if _, err := parseJobID(bad); err == nil {
+			t.Errorf("parseJobID(%q) accepted", bad)
+		}
+	}
+}
