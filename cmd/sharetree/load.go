@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sharetree/sharetree/internal/loadgen"
+	"github.com/sharetree/sharetree/internal/wire"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// errTargetsMissed is returned by `load --check` when a target is not met.
+var errTargetsMissed = errors.New("load: targets not met")
+
+func newLoadCmd() *cobra.Command {
+	cfg := loadgen.DefaultConfig()
+	var (
+		nodeRes, jobRes, output, cpuProfile, logLevel string
+		check                                         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Drive a scheduler with thousands of simulated node agents and report heartbeat and job-start throughput",
+		Long: "load submits --operations operations of short simulated jobs, then runs --agents simulated node agents that\n" +
+			"heartbeat every --heartbeat-period over real NATS (--agents-per-connection agents share a connection), and\n" +
+			"reports heartbeats per second, the heartbeat round trip (p50/p90/p99/max, and per half of the window to show\n" +
+			"a growing backlog), job starts per second (in the window and during the initial fill of the slots), slot\n" +
+			"utilisation and the process's CPU. The first --warmup is excluded from the figures.\n\n" +
+			"By default it starts its own scheduler in-process (embedded NATS in a temporary directory, one tree \"load\"\n" +
+			"with --pools pools load-0 … load-<n-1>, operation-count limits raised so that every operation runs). With\n" +
+			"--nats-url it targets a running scheduler: its tree must hold those pools (or use --pools 0).",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput("load", output); err != nil {
+				return err
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = logger
+			if cfg.NodeResources, err = wire.ParseResources(nodeRes); err != nil {
+				return usageError{fmt.Errorf("--node-resources: %w", err)}
+			}
+			if cfg.JobResources, err = wire.ParseResources(jobRes); err != nil {
+				return usageError{fmt.Errorf("--job-resources: %w", err)}
+			}
+			if err := checkLoadFlags(&cfg); err != nil {
+				return err
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				cfg.CPUProfile = f
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := loadgen.Run(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				data, err := rep.JSON()
+				if err != nil {
+					return err
+				}
+				if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", data); err != nil {
+					return err
+				}
+			} else if _, err := fmt.Fprint(cmd.OutOrStdout(), rep.String()); err != nil {
+				return err
+			}
+			if check {
+				for _, c := range rep.Checks {
+					if !c.OK {
+						return errTargetsMissed
+					}
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Agents, "agents", cfg.Agents, "simulated node agents")
+	f.IntVar(&cfg.Operations, "operations", cfg.Operations, "operations submitted before the agents start")
+	f.IntVar(&cfg.Pools, "pools", cfg.Pools, "pools load-0 … load-<n-1> the operations are spread over (0: no pool)")
+	f.IntVar(&cfg.JobsPerOperation, "jobs-per-operation", 0, "jobs of each operation (0: enough to keep every slot busy for the whole run)")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured window")
+	f.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "time before the window, excluded from the figures")
+	f.DurationVar(&cfg.HeartbeatPeriod, "heartbeat-period", cfg.HeartbeatPeriod, "heartbeat period of every agent (and of the embedded scheduler)")
+	f.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", cfg.HeartbeatTimeout, "wait for a heartbeat's response before counting it failed")
+	f.DurationVar(&cfg.JobDuration, "job-duration", cfg.JobDuration, "duration of each simulated job")
+	f.StringVar(&nodeRes, "node-resources", "cpu=8,user_slots=8", "resources of each agent's node")
+	f.StringVar(&jobRes, "job-resources", "cpu=1,user_slots=1", "resources of each job")
+	f.IntVar(&cfg.AgentsPerConn, "agents-per-connection", cfg.AgentsPerConn, "agents sharing one NATS connection and one sending goroutine")
+	f.StringVar(&cfg.NodePrefix, "node-prefix", cfg.NodePrefix, "node ids are <prefix>-<index>")
+	f.StringVar(&cfg.NATSURL, "nats-url", "", "target the scheduler on this NATS server instead of starting one")
+	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
+	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
+	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
+	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")
+	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured window (scheduler included when embedded) to this file")
+	f.StringVarP(&output, "output", "o", "table", "output format: json or table")
+	f.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
+	return cmd
+}
+
+// checkLoadFlags validates the flags, naming them, then the whole config.
+func checkLoadFlags(cfg *loadgen.Config) error {
+	bad := func(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+	switch {
+	case cfg.Agents <= 0:
+		return bad("--agents must be positive, got %d", cfg.Agents)
+	case cfg.Operations <= 0:
+		return bad("--operations must be positive, got %d", cfg.Operations)
+	case cfg.Pools < 0:
+		return bad("--pools must be >= 0, got %d", cfg.Pools)
+	case cfg.JobsPerOperation < 0:
+		return bad("--jobs-per-operation must be >= 0, got %d", cfg.JobsPerOperation)
+	case cfg.Duration <= 0:
+		return bad("--duration must be positive, got %s", cfg.Duration)
+	case cfg.Warmup < 0:
+		return bad("--warmup must be >= 0, got %s", cfg.Warmup)
+	case cfg.HeartbeatPeriod <= 0:
+		return bad("--heartbeat-period must be positive, got %s", cfg.HeartbeatPeriod)
+	case cfg.HeartbeatTimeout <= 0:
+		return bad("--heartbeat-timeout must be positive, got %s", cfg.HeartbeatTimeout)
+	case cfg.JobDuration <= 0:
+		return bad("--job-duration must be positive, got %s", cfg.JobDuration)
+	case cfg.AgentsPerConn <= 0:
+		return bad("--agents-per-connection must be positive, got %d", cfg.AgentsPerConn)
+	case cfg.FairShareUpdatePeriod < 0:
+		return bad("--fair-share-update-period must be >= 0, got %s", cfg.FairShareUpdatePeriod)
+	case cfg.Targets.P99 < 0:
+		return bad("--target-p99 must be >= 0, got %s", cfg.Targets.P99)
+	case cfg.Targets.StartsPerSecond < 0:
+		return bad("--target-starts must be >= 0, got %g", cfg.Targets.StartsPerSecond)
+	case !cfg.NodeResources.Dominates(cfg.JobResources):
+		return bad("--job-resources %s do not fit --node-resources %s", cfg.JobResources, cfg.NodeResources)
+	}
+	if err := subjects.ValidateToken("--node-prefix", cfg.NodePrefix); err != nil {
+		return usageError{err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

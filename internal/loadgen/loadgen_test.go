@@ -1,0 +1,155 @@
+package loadgen_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharetree/sharetree/internal/loadgen"
+	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// tiny is a small, fast run: 20 agents with 4 slots each, 50 operations.
+func tiny(t *testing.T) loadgen.Config {
+	t.Helper()
+	cfg := loadgen.DefaultConfig()
+	cfg.Agents, cfg.AgentsPerConn = 20, 8 // three connections, the last one short
+	cfg.Operations, cfg.Pools = 50, 3
+	cfg.NodeResources = scheduler.Resources{scheduler.CPU: 4, scheduler.UserSlots: 4}
+	cfg.HeartbeatPeriod = 100 * time.Millisecond
+	cfg.JobDuration = 150 * time.Millisecond
+	cfg.Warmup, cfg.Duration = 300*time.Millisecond, 2*time.Second
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return cfg
+}
+
+// checkWorked asserts what does not depend on the machine's speed: the
+// heartbeats were answered without refusals and jobs ran and finished.
+func checkWorked(t *testing.T, rep loadgen.Report) {
+	t.Helper()
+	h := rep.Heartbeats
+	if h.Answered == 0 || rep.RTT.Count == 0 {
+		t.Fatalf("no heartbeat answered: %+v", h)
+	}
+	if refused := h.Failed - h.TimedOut; refused != 0 {
+		t.Errorf("%d heartbeats refused or lost: %+v", refused, rep.Errors)
+	}
+	if rep.Submit.Submitted != 50 || rep.Submit.Refused != 0 {
+		t.Errorf("submit = %+v, want 50 submitted", rep.Submit)
+	}
+	if rep.Jobs.StartedTotal == 0 || rep.Jobs.FinishedReported == 0 {
+		t.Errorf("jobs = %+v, want starts and finishes", rep.Jobs)
+	}
+	if rep.Jobs.Duplicates != 0 || rep.Heartbeats.StaleResponses != 0 {
+		t.Errorf("duplicate starts %d, stale responses %d; want none", rep.Jobs.Duplicates, rep.Heartbeats.StaleResponses)
+	}
+	if rep.Slots != 80 || rep.Connections != 3 {
+		t.Errorf("slots %d, connections %d; want 80, 3", rep.Slots, rep.Connections)
+	}
+	if len(rep.Checks) != 3 {
+		t.Errorf("checks = %+v, want 3", rep.Checks)
+	}
+	data, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back loadgen.Report
+	if err := json.Unmarshal(data, &back); err != nil || back.Heartbeats.Answered != h.Answered {
+		t.Errorf("JSON round trip: %v, answered %d want %d", err, back.Heartbeats.Answered, h.Answered)
+	}
+	table := rep.String()
+	for _, want := range []string{"round trip", "job starts", "initial fill", "target"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestRunEmbeddedScheduler(t *testing.T) {
+	rep, err := loadgen.Run(context.Background(), tiny(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep.String())
+	if rep.Mode != "embedded" {
+		t.Errorf("mode %q, want embedded", rep.Mode)
+	}
+	checkWorked(t, rep)
+}
+
+func TestRunAgainstARunningScheduler(t *testing.T) {
+	cfg := tiny(t)
+	scfg := server.DefaultConfig()
+	scfg.DataDir = t.TempDir()
+	scfg.Trees = loadgen.EmbeddedTrees(&cfg)
+	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
+	srv, err := server.Start(context.Background(), scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cfg.NATSURL = srv.URL()
+	cfg.NodePrefix = "ext"
+	rep, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != "external" {
+		t.Errorf("mode %q, want external", rep.Mode)
+	}
+	checkWorked(t, rep)
+	if n := srv.System().NodeCount(); n != 20 {
+		t.Errorf("scheduler knows %d nodes, want 20", n)
+	}
+}
+
+func TestRunStopsWhenTheContextEnds(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Duration = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := loadgen.Run(ctx, cfg)
+	if err == nil && !rep.Interrupted {
+		t.Errorf("a cancelled run returned neither an error nor an interrupted report")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		edit  func(*loadgen.Config)
+	}{
+		{"Agents", func(c *loadgen.Config) { c.Agents = 0 }},
+		{"AgentsPerConn", func(c *loadgen.Config) { c.AgentsPerConn = -1 }},
+		{"Operations", func(c *loadgen.Config) { c.Operations = 0 }},
+		{"Pools", func(c *loadgen.Config) { c.Pools = -1 }},
+		{"JobDuration", func(c *loadgen.Config) { c.JobDuration = 0 }},
+		{"HeartbeatPeriod", func(c *loadgen.Config) { c.HeartbeatPeriod = -time.Second }},
+		{"Warmup", func(c *loadgen.Config) { c.Warmup = -1 }},
+		{"Duration", func(c *loadgen.Config) { c.Duration = 0 }},
+		{"NodePrefix", func(c *loadgen.Config) { c.NodePrefix = "a.b" }},
+		{"NodeResources", func(c *loadgen.Config) { c.NodeResources = scheduler.Resources{} }},
+		{"JobResources", func(c *loadgen.Config) { c.JobResources = scheduler.Resources{scheduler.CPU: 16} }},
+		{"Logger", func(c *loadgen.Config) { c.Logger = nil }},
+	} {
+		cfg := loadgen.DefaultConfig()
+		tc.edit(&cfg)
+		err := cfg.Validate()
+		if !errors.Is(err, loadgen.ErrConfig) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: Validate() = %v, want ErrConfig naming the field", tc.field, err)
+		}
+	}
+	cfg := loadgen.DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	if cfg.SlotsPerNode() != 8 || cfg.Connections() != 20 {
+		t.Errorf("defaults: %d slots per node, %d connections; want 8, 20", cfg.SlotsPerNode(), cfg.Connections())
+	}
+}
