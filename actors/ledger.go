@@ -199,22 +199,8 @@ func (l *Ledger) setResult(res *scheduler.Result) {
 	l.latest.Store(res)
 }
 
-// setTotal sets the cluster total the live shares are fractions of.
-func (l *Ledger) setTotal(total scheduler.Resources) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.p.SetTotal(total)
-}
-
 // result returns the latest fair-share result, or nil before the first.
 func (l *Ledger) result() *scheduler.Result { return l.latest.Load() }
-
-// runningJobs returns an operation's running jobs.
-func (l *Ledger) runningJobs(id scheduler.OperationID) []placement.RunningJob {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.p.RunningJobs(id)
-}
 
 // runningRef is a running job with its attempt and node.
 type runningRef struct {

@@ -37,10 +37,10 @@ func newDemoCmd() *cobra.Command {
 			"With --what-if it runs the what-if calculator on the same example instead (no scheduler).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput("demo", output); err != nil {
+				return err
+			}
 			if whatIf {
-				if err := checkOutput("demo", output); err != nil {
-					return err
-				}
 				f, err := scenario.Parse("examples/demo.yaml", demoScenario)
 				if err != nil {
 					return err
