@@ -249,6 +249,7 @@ func (t *tree) build(snap *Snapshot) error {
 	t.store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &t.vols[np]}
 	t.elements = append(t.elements, &t.store[0])
 	t.pools = append(t.pools, 0)
+	t.prepareNodeShapes(snap.Cluster.Nodes)
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
 		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
@@ -283,6 +284,7 @@ func (t *tree) build(snap *Snapshot) error {
 			t.opElem[oi] = idx
 			e := &t.store[idx]
 			*e = element{kind: KindOperation, parent: parent, depth: depth, fifoIndex: fi}
+			t.initOperation(e, &snap.Operations[oi])
 			t.elements = append(t.elements, e)
 		}
 		return nil
@@ -303,11 +305,6 @@ func (t *tree) build(snap *Snapshot) error {
 				return fmt.Errorf("%w: pool %q is part of a cycle (not reachable from the root)", ErrInvalidTree, snap.Pools[i].Name)
 			}
 		}
-	}
-	// Operations in input order (sequential reads of the snapshot).
-	t.prepareNodeShapes(snap.Cluster.Nodes)
-	for oi := range snap.Operations {
-		t.initOperation(&t.store[t.opElem[oi]], &snap.Operations[oi])
 	}
 	return nil
 }
