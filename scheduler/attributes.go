@@ -41,41 +41,46 @@ func (e *element) setShares(total Resources) {
 	}
 }
 
-// computeAttributes fills the pools' and the root's demand, usage, limits
-// and their shares, dominant resources and integral ratios, bottom-up
-// (operations were filled when the tree was built).
-func (t *tree) computeAttributes() {
+// poolAttributes fills a pool's or the root's demand, usage, limits and
+// their shares, dominant resource and integral ratios. Its children must be
+// filled: the tree calls it when it leaves the pool's subtree.
+func (t *tree) poolAttributes(e *element) {
 	total := t.total
-	for k := len(t.pools) - 1; k >= 0; k-- {
+	for _, c := range e.children {
+		ce := t.elements[c]
+		e.demand = e.demand.Add(ce.demand)
+		e.usage = e.usage.Add(ce.usage)
+	}
+	if e.kind == KindRoot {
+		e.limits = total
+		e.limitsShare = t.ones
+		e.setShares(total)
+		return
+	}
+	e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
+	e.limitsShare = e.limits.ShareOf(total)
+	ig := e.pool.IntegralGuarantees
+	e.integral = ig.GuaranteeType
+	if ig.GuaranteeType != GuaranteeNone {
+		e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
+		e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
+		e.specifiedBurstRatio = e.burstRatio
+	}
+	e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+	e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
+		e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
+	}
+	e.setShares(total)
+}
+
+// sumIntegralRatios adds up the integral flow and burst ratios of every
+// subtree, bottom-up.
+func (t *tree) sumIntegralRatios() {
+	for k := len(t.pools) - 1; k >= 1; k-- {
 		e := t.elements[t.pools[k]]
-		for _, c := range e.children {
-			ce := t.elements[c]
-			e.demand = e.demand.Add(ce.demand)
-			e.usage = e.usage.Add(ce.usage)
-		}
-		if e.kind == KindRoot {
-			e.limits = total
-			e.limitsShare = t.ones
-			e.setShares(total)
-			continue
-		}
-		e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
-		e.limitsShare = e.limits.ShareOf(total)
-		ig := e.pool.IntegralGuarantees
-		e.integral = ig.GuaranteeType
-		if ig.GuaranteeType != GuaranteeNone {
-			e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-			e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-			e.specifiedBurstRatio = e.burstRatio
-		}
 		e.totalFlowRatio += e.flowRatio
 		e.totalBurstRatio += e.burstRatio
-		e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-		e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
-		if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-			e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
-		}
-		e.setShares(total)
 		p := t.elements[e.parent]
 		p.totalFlowRatio += e.totalFlowRatio
 		p.totalBurstRatio += e.totalBurstRatio

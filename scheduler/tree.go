@@ -35,8 +35,10 @@ type element struct {
 	kind     ElementKind
 	name     string
 	parent   int   // index; -1 for the root
-	children []int // a window of tree.kids
+	children []int // a window of tree.kids: child pools first, then operations
 	depth    int
+	// poolKids is the number of child pools (the first children).
+	poolKids int
 
 	pool *PoolConfig // pools only
 	op   *Operation  // operations only
@@ -262,6 +264,7 @@ func (t *tree) build(snap *Snapshot) error {
 		t.kids = t.kids[:k0+nk]
 		children := t.kids[k0 : k0+nk : k0+nk]
 		t.elements[parent].children = children
+		t.elements[parent].poolKids = len(childPools)
 		for k, pi := range childPools {
 			p := &snap.Pools[pi]
 			idx := len(t.elements)
@@ -287,11 +290,13 @@ func (t *tree) build(snap *Snapshot) error {
 			t.initOperation(e, &snap.Operations[oi])
 			t.elements = append(t.elements, e)
 		}
+		t.poolAttributes(t.elements[parent])
 		return nil
 	}
 	if err := add(0, 0, ModeFairShare, 1); err != nil {
 		return err
 	}
+	t.sumIntegralRatios()
 	if len(t.elements) != n {
 		// Pools that are not reachable from the root form a cycle.
 		reached := make(map[string]bool, len(t.elements))
@@ -308,6 +313,9 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	return nil
 }
+
+// poolChildren returns the element's child pools (its first children).
+func (e *element) poolChildren() []int { return e.children[:e.poolKids] }
 
 // loadPrevious copies from the previous state when each pool and operation
 // went below its fair share. It walks the previous state's maps (smaller

@@ -34,7 +34,6 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	}
 	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
-	t.computeAttributes()
 	burst, relaxed := t.integralLists()
 	integral := append(append([]int(nil), burst...), relaxed...)
 	for _, i := range integral {
