@@ -79,6 +79,8 @@ type element struct {
 	fnM      sfunc
 	fnS      vfunc
 	prepared bool
+	// limitedDemand is S(1), kept when S is built (for the report).
+	limitedDemand Share
 
 	fifoIndex int
 	fairShare Share
