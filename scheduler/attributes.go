@@ -7,17 +7,34 @@ import "math"
 // settings the later steps read, so that no later step needs the snapshot's
 // operation (which lies elsewhere in memory) except for its jobs.
 func (t *tree) initOperation(e *element, o *Operation) {
-	total := t.total
+	total := &t.total
 	e.name = string(o.ID)
 	e.op = o
 	e.usage = o.Usage
-	e.demand = o.Demand.Max(o.Usage)
-	e.limits = o.ResourceLimits.OrInfinite().Min(total)
-	e.limitsShare = e.limits.ShareOf(total)
+	// demand = max(demand, usage); limits = min(limits or +Inf, total); and
+	// their shares, resource by resource.
+	lim := &o.ResourceLimits
+	for r := range NumResources {
+		u := o.Usage[r]
+		d := max(o.Demand[r], u)
+		l := math.Inf(1)
+		if lim.Set.Has(ResourceType(r)) {
+			l = lim.Values[r]
+		}
+		l = min(l, total[r])
+		e.demand[r], e.limits[r] = d, l
+		if tr := total[r]; tr > 0 {
+			e.demandShare[r], e.usageShare[r], e.limitsShare[r] = d/tr, u/tr, l/tr
+		}
+	}
 	if best, ok := t.bestAllocationShare(o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
-	e.setShares(total)
+	if e.usage.IsZero() {
+		e.dominant = DominantResource(e.demand, *total)
+	} else {
+		e.dominant = DominantResource(e.usage, *total)
+	}
 	e.gang = o.IsGang && t.cfg.EnableStepFunctionForGangOperations
 	e.weight = 1
 	if o.Weight != nil {
