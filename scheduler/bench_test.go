@@ -32,13 +32,26 @@ func benchParams(pools, ops int) genParams {
 }
 
 func BenchmarkUpdate(b *testing.B) {
+	benchmarkUpdate(b, func(p *genParams) {})
+}
+
+// BenchmarkBusyUpdate is BenchmarkUpdate where every operation uses part or
+// all of its demand: no operation takes the engine's shortcut for idle
+// operations, and more of them carry the usage breakpoints.
+func BenchmarkBusyUpdate(b *testing.B) {
+	benchmarkUpdate(b, func(p *genParams) { p.Busy = true })
+}
+
+func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 	for _, size := range []struct{ pools, ops int }{
 		{100, 1000},
 		{1000, 10000},
 		{10000, 100000},
 	} {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
-			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+			p := benchParams(size.pools, size.ops)
+			tweak(&p)
+			snap, prev := genSnapshot(p)
 			// Volumes refill and are consumed over one second.
 			prev.LastUpdate = snap.Now.Add(-time.Second)
 			r, err := Update(snap, prev)
