@@ -72,3 +72,62 @@ func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 		})
 	}
 }
+
+// BenchmarkUpdatePhases times the steps of one update of the largest tree
+// (as custom metrics, milliseconds per update), to show where the time goes.
+func BenchmarkUpdatePhases(b *testing.B) {
+	snap, prev := genSnapshot(benchParams(10000, 100000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	names := []string{"build", "previous", "guarantees", "integral+weights", "burst", "relaxed", "functions", "distribute", "report"}
+	sums := make([]time.Duration, len(names))
+	var en Engine
+	if _, err := en.Update(snap, prev); err != nil {
+		b.Fatalf("Update: %v", err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t := &en.t
+		k, last := 0, time.Now()
+		lap := func() {
+			now := time.Now()
+			sums[k] += now.Sub(last)
+			k, last = k+1, now
+		}
+		if err := t.build(snap); err != nil {
+			b.Fatalf("build: %v", err)
+		}
+		lap()
+		t.loadPrevious(prev)
+		lap()
+		t.inferStrongGuarantees()
+		lap()
+		burst, relaxed := t.integralLists()
+		integral := append(append([]int(nil), burst...), relaxed...)
+		for _, i := range integral {
+			e := t.elements[i]
+			ps := prev.Pools[PoolID(e.name)]
+			e.vol.volume = ps.AccumulatedVolume
+			e.lastShareRatio = ps.LastIntegralShareRatio
+		}
+		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
+		alerts := t.adjustGuarantees(burst)
+		t.computeWeights()
+		t.computeScales()
+		lap()
+		t.grantBurst(burst)
+		lap()
+		t.grantRelaxed(relaxed)
+		lap()
+		t.prepare(0)
+		lap()
+		t.distribute(0, 1)
+		lap()
+		t.report(snap, prev, alerts)
+		lap()
+	}
+	b.StopTimer()
+	for i, n := range names {
+		b.ReportMetric(float64(sums[i].Nanoseconds())/1e6/float64(b.N), n+"-ms")
+	}
+}
