@@ -200,24 +200,46 @@ func (t *tree) build(snap *Snapshot) error {
 	clear(t.seenOps)
 	seenOps := t.seenOps
 	t.opPool = grow(t.opPool, no)
+	// An operation id may not be a pool name. The check runs once per pool
+	// after the loop (there are far fewer pools than operations); when the
+	// loop stops at an error, clash reports an earlier operation's clash
+	// first, as checking each operation in turn would.
+	clashErr := func(o *Operation) error {
+		return fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
+	}
+	clash := func(before int, err error) error {
+		for j := range before {
+			if _, bad := poolIdx[PoolID(snap.Operations[j].ID)]; bad {
+				return clashErr(&snap.Operations[j])
+			}
+		}
+		return err
+	}
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		if err := o.Validate(); err != nil {
-			return err
+			return clash(i, err)
 		}
-		if _, dup := seenOps[o.ID]; dup {
-			return fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
-		}
-		seenOps[o.ID] = i
-		if _, clash := poolIdx[PoolID(o.ID)]; clash {
-			return fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
+		n := len(seenOps)
+		seenOps[o.ID] = i // one map operation for the duplicate check and the index
+		if len(seenOps) == n {
+			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
 		ps, ok := slot(o.Pool)
 		if !ok {
-			return fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
+			return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
 		}
 		t.opPool[i] = ps
 		t.opStart[ps+1]++
+	}
+	first := -1
+	for i := range snap.Pools {
+		if j, bad := seenOps[OperationID(snap.Pools[i].Name)]; bad && (first < 0 || j < first) {
+			first = j
+		}
+	}
+	if first >= 0 {
+		return clashErr(&snap.Operations[first])
 	}
 	// Child lists by slot, in input order (a counting sort).
 	for s := 1; s <= np+1; s++ {
