@@ -7,17 +7,34 @@ import "math"
 // settings the later steps read, so that no later step needs the snapshot's
 // operation (which lies elsewhere in memory) except for its jobs.
 func (t *tree) initOperation(e *element, o *Operation) {
-	total := t.total
+	total := &t.total
 	e.name = string(o.ID)
 	e.op = o
 	e.usage = o.Usage
-	e.demand = o.Demand.Max(o.Usage)
-	e.limits = o.ResourceLimits.OrInfinite().Min(total)
-	e.limitsShare = e.limits.ShareOf(total)
+	// demand = max(demand, usage); limits = min(limits or +Inf, total); and
+	// their shares, resource by resource.
+	lim := &o.ResourceLimits
+	for r := range NumResources {
+		u := o.Usage[r]
+		d := max(o.Demand[r], u)
+		l := math.Inf(1)
+		if lim.Set.Has(ResourceType(r)) {
+			l = lim.Values[r]
+		}
+		l = min(l, total[r])
+		e.demand[r], e.limits[r] = d, l
+		if tr := total[r]; tr > 0 {
+			e.demandShare[r], e.usageShare[r], e.limitsShare[r] = d/tr, u/tr, l/tr
+		}
+	}
 	if best, ok := t.bestAllocationShare(o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
-	e.setShares(total)
+	if e.usage.IsZero() {
+		e.dominant = DominantResource(e.demand, *total)
+	} else {
+		e.dominant = DominantResource(e.usage, *total)
+	}
 	e.gang = o.IsGang && t.cfg.EnableStepFunctionForGangOperations
 	e.weight = 1
 	if o.Weight != nil {
@@ -41,41 +58,46 @@ func (e *element) setShares(total Resources) {
 	}
 }
 
-// computeAttributes fills the pools' and the root's demand, usage, limits
-// and their shares, dominant resources and integral ratios, bottom-up
-// (operations were filled when the tree was built).
-func (t *tree) computeAttributes() {
+// poolAttributes fills a pool's or the root's demand, usage, limits and
+// their shares, dominant resource and integral ratios. Its children must be
+// filled: the tree calls it when it leaves the pool's subtree.
+func (t *tree) poolAttributes(e *element) {
 	total := t.total
-	for k := len(t.pools) - 1; k >= 0; k-- {
+	for _, c := range e.children {
+		ce := t.elements[c]
+		e.demand = e.demand.Add(ce.demand)
+		e.usage = e.usage.Add(ce.usage)
+	}
+	if e.kind == KindRoot {
+		e.limits = total
+		e.limitsShare = t.ones
+		e.setShares(total)
+		return
+	}
+	e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
+	e.limitsShare = e.limits.ShareOf(total)
+	ig := e.pool.IntegralGuarantees
+	e.integral = ig.GuaranteeType
+	if ig.GuaranteeType != GuaranteeNone {
+		e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
+		e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
+		e.specifiedBurstRatio = e.burstRatio
+	}
+	e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+	e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
+		e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
+	}
+	e.setShares(total)
+}
+
+// sumIntegralRatios adds up the integral flow and burst ratios of every
+// subtree, bottom-up.
+func (t *tree) sumIntegralRatios() {
+	for k := len(t.pools) - 1; k >= 1; k-- {
 		e := t.elements[t.pools[k]]
-		for _, c := range e.children {
-			ce := t.elements[c]
-			e.demand = e.demand.Add(ce.demand)
-			e.usage = e.usage.Add(ce.usage)
-		}
-		if e.kind == KindRoot {
-			e.limits = total
-			e.limitsShare = t.ones
-			e.setShares(total)
-			continue
-		}
-		e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
-		e.limitsShare = e.limits.ShareOf(total)
-		ig := e.pool.IntegralGuarantees
-		e.integral = ig.GuaranteeType
-		if ig.GuaranteeType != GuaranteeNone {
-			e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-			e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-			e.specifiedBurstRatio = e.burstRatio
-		}
 		e.totalFlowRatio += e.flowRatio
 		e.totalBurstRatio += e.burstRatio
-		e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-		e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
-		if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-			e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
-		}
-		e.setShares(total)
 		p := t.elements[e.parent]
 		p.totalFlowRatio += e.totalFlowRatio
 		p.totalBurstRatio += e.totalBurstRatio

@@ -32,13 +32,26 @@ func benchParams(pools, ops int) genParams {
 }
 
 func BenchmarkUpdate(b *testing.B) {
+	benchmarkUpdate(b, func(p *genParams) {})
+}
+
+// BenchmarkBusyUpdate is BenchmarkUpdate where every operation uses part or
+// all of its demand: no operation takes the engine's shortcut for idle
+// operations, and more of them carry the usage breakpoints.
+func BenchmarkBusyUpdate(b *testing.B) {
+	benchmarkUpdate(b, func(p *genParams) { p.Busy = true })
+}
+
+func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 	for _, size := range []struct{ pools, ops int }{
 		{100, 1000},
 		{1000, 10000},
 		{10000, 100000},
 	} {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
-			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+			p := benchParams(size.pools, size.ops)
+			tweak(&p)
+			snap, prev := genSnapshot(p)
 			// Volumes refill and are consumed over one second.
 			prev.LastUpdate = snap.Now.Add(-time.Second)
 			r, err := Update(snap, prev)
@@ -57,5 +70,64 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportMetric(float64(elements), "elements")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 		})
+	}
+}
+
+// BenchmarkUpdatePhases times the steps of one update of the largest tree
+// (as custom metrics, milliseconds per update), to show where the time goes.
+func BenchmarkUpdatePhases(b *testing.B) {
+	snap, prev := genSnapshot(benchParams(10000, 100000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	names := []string{"build", "previous", "guarantees", "integral+weights", "burst", "relaxed", "functions", "distribute", "report"}
+	sums := make([]time.Duration, len(names))
+	var en Engine
+	if _, err := en.Update(snap, prev); err != nil {
+		b.Fatalf("Update: %v", err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t := &en.t
+		k, last := 0, time.Now()
+		lap := func() {
+			now := time.Now()
+			sums[k] += now.Sub(last)
+			k, last = k+1, now
+		}
+		if err := t.build(snap); err != nil {
+			b.Fatalf("build: %v", err)
+		}
+		lap()
+		t.loadPrevious(prev)
+		lap()
+		t.inferStrongGuarantees()
+		lap()
+		burst, relaxed := t.integralLists()
+		integral := append(append([]int(nil), burst...), relaxed...)
+		for _, i := range integral {
+			e := t.elements[i]
+			ps := prev.Pools[PoolID(e.name)]
+			e.vol.volume = ps.AccumulatedVolume
+			e.lastShareRatio = ps.LastIntegralShareRatio
+		}
+		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
+		alerts := t.adjustGuarantees(burst)
+		t.computeWeights()
+		t.computeScales()
+		lap()
+		t.grantBurst(burst)
+		lap()
+		t.grantRelaxed(relaxed)
+		lap()
+		t.prepare(0)
+		lap()
+		t.distribute(0, 1)
+		lap()
+		t.report(snap, prev, alerts)
+		lap()
+	}
+	b.StopTimer()
+	for i, n := range names {
+		b.ReportMetric(float64(sums[i].Nanoseconds())/1e6/float64(b.N), n+"-ms")
 	}
 }

@@ -18,9 +18,13 @@
 //
 // Pipeline of one [Update]:
 //
-//	validate → build element tree → infer strong guarantees → attributes
-//	(demand, usage, limits, ratios) → integral volumes (refill, consume,
-//	overflow) → adjust guarantees (overcommit, limits, fitting) → burst
+//	validate → build element tree (with demand, usage, limits, ratios) →
+//	infer strong guarantees → integral volumes (refill, consume, overflow) →
+//	adjust guarantees (overcommit, limits, fitting) → weights → burst
 //	grants → relaxed grants → fit-factor functions → top-down distribution →
-//	root normalisation → weights, detailed split, starvation.
+//	report (root normalisation, detailed split, starvation, job classes).
+//
+// An [Engine] runs the same update and keeps its working memory between
+// calls; [Update] borrows one from a pool. Either way the Result shares no
+// memory with the engine.
 package scheduler

@@ -19,13 +19,15 @@ func (en *Engine) Update(snap *Snapshot, prev *State) (*Result, error) {
 }
 
 // release drops the engine's references into the last snapshot (pool and
-// operation configurations, names, the tree configuration), so that an idle
-// pooled engine does not keep a caller's snapshot alive.
+// operation configurations, names, the tree configuration, the index maps'
+// keys), so that an idle pooled engine does not keep a caller's snapshot
+// alive.
 func (en *Engine) release() {
 	t := &en.t
 	for i := range t.elements {
 		e := t.elements[i]
 		e.pool, e.op, e.name = nil, nil, ""
+		e.opTolerance, e.opTimeout = nil, nil
 	}
 	clear(t.poolIdx)
 	clear(t.seenOps)

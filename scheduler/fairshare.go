@@ -77,6 +77,7 @@ func (t *tree) prepare(i int) {
 		if e.usage.IsZero() && !e.gang {
 			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
 				e.fLo, e.fnS, e.prepared = 0, s, true
+				e.limitedDemand = limitedDemand(s)
 				return
 			}
 		}
@@ -100,10 +101,19 @@ func (t *tree) prepare(i int) {
 	e.fLo = w.f.lo()
 	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
 	e.fnS = s
+	e.limitedDemand = limitedDemand(s)
 	if e.kind != KindOperation {
 		e.fnM = w.keepS(m)
 	}
 	e.prepared = true
+}
+
+// limitedDemand is S(1): the element's demand within its limits.
+func limitedDemand(s vfunc) Share {
+	if n := len(s); s[n-1].x == 1 {
+		return s[n-1].l // at(1), without the search
+	}
+	return s.at(1)
 }
 
 // reset discards element i's functions and those of its ancestors, which
@@ -189,9 +199,16 @@ func (t *tree) distributeChildren(e *element, s float64) {
 	w.sugg = w.sugg[:base]
 }
 
-func splitShare(total, sgs, pis Share) DetailedShare {
-	sg := total.Min(sgs).ClampZero()
-	ig := total.Sub(sg).Min(pis).ClampZero()
-	wp := total.Sub(sg).Sub(ig).ClampZero()
-	return DetailedShare{StrongGuarantee: sg, IntegralGuarantee: ig, WeightProportional: wp, Total: total}
+// splitShareInto splits a fair share into d: its strong guarantee, integral
+// guarantee and weight-proportional parts.
+func splitShareInto(d *DetailedShare, total, sgs, pis *Share) {
+	for k := range total {
+		t := total[k]
+		sg := max(min(t, sgs[k]), 0)
+		ig := max(min(t-sg, pis[k]), 0)
+		d.StrongGuarantee[k] = sg
+		d.IntegralGuarantee[k] = ig
+		d.WeightProportional[k] = max(t-sg-ig, 0)
+		d.Total[k] = t
+	}
 }

@@ -57,6 +57,10 @@ type genParams struct {
 	JobsFrac float64
 	// NoUsage makes every operation's usage 0 (so no operation lists jobs).
 	NoUsage bool
+	// Busy makes every operation with a demand use part or all of it (none
+	// is idle); it draws more random numbers, so it changes the rest of the
+	// snapshot too.
+	Busy bool
 	// GangFrac is the probability that an operation is a gang; any positive
 	// value also turns on the tree's step function for gangs.
 	GangFrac float64
@@ -394,7 +398,11 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			o.Demand = Resources{} // an idle operation
 		}
 		// Usage: often 0, sometimes partial, sometimes all of the demand.
-		switch k := rng.IntN(10); {
+		k := rng.IntN(10)
+		if p.Busy && k < 5 {
+			k = 5 + rng.IntN(5)
+		}
+		switch {
 		case k < 5:
 		case k < 8:
 			u := rng.Float64()

@@ -15,15 +15,13 @@ func (t *tree) inferStrongGuarantees() {
 	main := t.cfg.MainResource
 	root := t.elements[0]
 	root.effectiveSG = t.total
-	for i, e := range t.elements {
-		if e.kind == KindOperation {
-			continue
-		}
-		var pools []*element
-		for _, c := range e.children {
-			if ce := t.elements[c]; ce.kind == KindPool {
-				pools = append(pools, ce)
-			}
+	var pools []*element
+	var implicit []float64
+	for _, i := range t.pools {
+		e := t.elements[i]
+		pools = pools[:0]
+		for _, c := range e.poolChildren() {
+			pools = append(pools, t.elements[c])
 		}
 		if len(pools) == 0 {
 			continue
@@ -38,7 +36,8 @@ func (t *tree) inferStrongGuarantees() {
 				continue
 			}
 			explicitSum, implicitSum := 0.0, 0.0
-			implicit := make([]float64, len(pools))
+			implicit = grow(implicit, len(pools))
+			clear(implicit)
 			for k, c := range pools {
 				sg := c.pool.StrongGuaranteeResources
 				if sg.Set.Has(rt) {
@@ -69,10 +68,9 @@ func (t *tree) inferStrongGuarantees() {
 			}
 		}
 	}
-	for _, e := range t.elements {
-		if e.kind == KindPool {
-			e.sgs = e.effectiveSG.ShareOf(t.total)
-		}
+	for _, i := range t.pools[1:] {
+		e := t.elements[i]
+		e.sgs = e.effectiveSG.ShareOf(t.total)
 	}
 }
 
@@ -97,11 +95,10 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 	root := t.elements[0]
 	var rootSGS Share
 	var strongSum Resources
-	for _, c := range root.children {
-		if ce := t.elements[c]; ce.kind == KindPool {
-			rootSGS = rootSGS.Add(ce.sgs)
-			strongSum = strongSum.Add(ce.effectiveSG)
-		}
+	for _, c := range root.poolChildren() {
+		ce := t.elements[c]
+		rootSGS = rootSGS.Add(ce.sgs)
+		strongSum = strongSum.Add(ce.effectiveSG)
 	}
 	flow := t.total.Scale(root.totalFlowRatio).Round()
 	if r, over := exceeds(strongSum.Add(flow), t.total); over {
@@ -149,8 +146,10 @@ func exceeds(a, b Resources) (ResourceType, bool) {
 func (t *tree) fitStrongGuarantees(i int) {
 	e := t.elements[i]
 	e.sgs = e.sgs.Min(e.limitsShare)
+	// Operations have no strong guarantee: only the child pools count.
+	kids := e.poolChildren()
 	var sum Share
-	for _, c := range e.children {
+	for _, c := range kids {
 		sum = sum.Add(t.elements[c].sgs)
 	}
 	x := 1.0
@@ -159,13 +158,11 @@ func (t *tree) fitStrongGuarantees(i int) {
 			x = min(x, max(e.sgs[r], 0)/sum[r])
 		}
 	}
-	for _, c := range e.children {
+	for _, c := range kids {
 		ce := t.elements[c]
 		if x < 1 {
 			ce.sgs = ce.sgs.Scale(x)
 		}
-		if ce.kind == KindPool {
-			t.fitStrongGuarantees(c)
-		}
+		t.fitStrongGuarantees(c)
 	}
 }

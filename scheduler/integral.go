@@ -8,10 +8,8 @@ import (
 // integralLists returns the burst and relaxed pools in depth-first pre-order
 // (the burst priority order).
 func (t *tree) integralLists() (burst, relaxed []int) {
-	for i, e := range t.elements {
-		if e.kind != KindPool {
-			continue
-		}
+	for _, i := range t.pools[1:] {
+		e := t.elements[i]
 		switch e.integral {
 		case GuaranteeBurst:
 			burst = append(burst, i)
@@ -58,8 +56,8 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 }
 
 func (t *tree) anyDistributes() bool {
-	for _, e := range t.elements {
-		if e.kind == KindPool && e.integral == GuaranteeNone && e.distributeFreeVolume {
+	for _, i := range t.pools[1:] {
+		if e := t.elements[i]; e.integral == GuaranteeNone && e.distributeFreeVolume {
 			return true
 		}
 	}
@@ -75,11 +73,8 @@ func (t *tree) collectFreeVolume(i int) {
 		return
 	}
 	var overflow, acceptable Resources
-	for _, c := range e.children {
+	for _, c := range e.poolChildren() {
 		ce := t.elements[c]
-		if ce.kind != KindPool {
-			continue
-		}
 		t.collectFreeVolume(c)
 		overflow = overflow.Add(ce.vol.overflow)
 		acceptable = acceptable.Add(ce.vol.acceptable)
@@ -111,12 +106,7 @@ func (t *tree) distributeFreeVolume(i int, accepted Resources) {
 		e.vol.volume = e.vol.volume.Add(accepted)
 		return
 	}
-	var pools []int
-	for _, c := range e.children {
-		if t.elements[c].kind == KindPool {
-			pools = append(pools, c)
-		}
-	}
+	pools := e.poolChildren()
 	given := make([]Resources, len(pools))
 	if e.kind == KindPool && e.distributeFreeVolume {
 		free := accepted.Add(e.vol.childrenOverflow)
@@ -245,7 +235,7 @@ func (t *tree) grantBurst(burst []int) {
 func (t *tree) grantRelaxed(relaxed []int) {
 	root := t.elements[0]
 	var used Share
-	for _, c := range root.children {
+	for _, c := range root.poolChildren() { // operations hold no guarantee
 		ce := t.elements[c]
 		used = used.Add(ce.sgs.Add(ce.pis).Min(ce.demandShare))
 	}

@@ -1,7 +1,5 @@
 package scheduler
 
-import "sort"
-
 // The fair-share update works with monotone (componentwise non-decreasing)
 // piecewise-linear functions that may jump. A function is a list of
 // breakpoints with strictly increasing abscissae; at each breakpoint it keeps
@@ -32,9 +30,19 @@ type sfunc []spoint
 func (f vfunc) lo() float64 { return f[0].x }
 func (f vfunc) hi() float64 { return f[len(f)-1].x }
 
-// search returns the first index whose abscissa is >= t.
+// search returns the first index whose abscissa is >= t (a binary search;
+// sort.Search's closure costs more than the comparisons here).
 func (f vfunc) search(t float64) int {
-	return sort.Search(len(f), func(i int) bool { return f[i].x >= t })
+	lo, hi := 0, len(f)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f[m].x < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // at evaluates f at t, left-continuously.
@@ -86,7 +94,16 @@ func lerp(x0, y0, x1, y1, t float64) float64 {
 }
 
 func (f sfunc) search(t float64) int {
-	return sort.Search(len(f), func(i int) bool { return f[i].x >= t })
+	lo, hi := 0, len(f)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f[m].x < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // at evaluates f at t, left-continuously.

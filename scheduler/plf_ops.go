@@ -219,149 +219,169 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 		return out
 	}
 
-	value := base
-	for _, c := range sloped {
-		value = value.Add(c.fn[0].l)
-	}
 	w.slopes = grow(w.slopes, len(sloped))
 	w.pending = grow(w.pending, len(sloped))
 	w.ends = grow(w.ends, len(sloped))
-	slopes, pending, ends := w.slopes, w.pending, w.ends
-	clear(slopes)
-	clear(pending)
-	var total Share
-	var count [NumResources]int
-	var resync [NumResources]bool
+	clear(w.slopes)
+	clear(w.pending)
+	s := sweep{sloped: sloped, slopes: w.slopes, pending: w.pending, ends: w.ends, value: base, out: dst[:0]}
+	for _, c := range sloped {
+		s.value = s.value.Add(c.fn[0].l)
+	}
 	h := w.heap[:0]
 	defer func() { w.heap = h[:0] }()
-
-	// step processes breakpoint j of child i at abscissa x: the jump there,
-	// a rise deferred from a near-vertical segment ending there, and the
-	// child's new slope.
-	step := func(i int, j int, x float64, left, right *Share) {
-		c := &sloped[i]
-		p := &c.fn[j]
-		pd := &pending[i]
-		for k := range left {
-			left[k] += pd[k]
-			right[k] += pd[k] + (p.r[k] - p.l[k])
-		}
-		*pd = Share{}
-		old := slopes[i]
-		var ns Share
-		if j+1 < ends[i] {
-			q := &c.fn[j+1]
-			dx := q.x/c.scale - x
-			if dx > steepWidth {
-				for k := range ns {
-					ns[k] = (q.l[k] - p.r[k]) / dx
-				}
-			} else {
-				// Too narrow to carry as a slope without wrecking the
-				// running sum: treat the rise as a jump at its end.
-				*pd = q.l.Sub(p.r)
-			}
-		}
-		for k := range ns {
-			if old[k] != 0 {
-				count[k]--
-			}
-			if ns[k] != 0 {
-				count[k]++
-			}
-			switch {
-			case count[k] == 0:
-				total[k] = 0
-			case old[k] > steepSlope || old[k] < -steepSlope || ns[k] > steepSlope || ns[k] < -steepSlope:
-				resync[k] = true
-			default:
-				total[k] += ns[k] - old[k]
-			}
-		}
-		slopes[i] = ns
-	}
-	out := dst[:0]
-	prevX := 0.0
-	// finish closes the group of breakpoints at x: re-sums steep slopes and
-	// emits the point.
-	finish := func(x float64, left, right Share) {
-		for k, r := range resync {
-			if r && count[k] > 0 {
-				total[k] = 0
-				for _, sl := range slopes {
-					total[k] += sl[k]
-				}
-			}
-			resync[k] = false
-		}
-		if n := len(out); n > 0 {
-			left = left.Max(out[n-1].r)
-		}
-		right = right.Max(left)
-		out = appendV(out, x, left, right)
-		value = right
-		prevX = x
-	}
 
 	// The children's first breakpoints (all at 0 in practice) are processed
 	// in child order, which is the heap's order for equal abscissae.
 	x0 := math.Inf(1)
 	for i, c := range sloped {
-		ends[i] = activeEnd(c.fn)
+		s.ends[i] = activeEnd(c.fn)
 		x0 = min(x0, c.fn[0].x/c.scale)
 	}
-	{
-		left := value
-		if x0 > 0 {
-			for k := range left {
-				if count[k] > 0 {
-					left[k] += total[k] * x0
-				}
-			}
+	s.open(x0)
+	for i, c := range sloped {
+		j := int32(0)
+		if x := c.fn[0].x / c.scale; x == x0 {
+			s.step(i, 0, x0)
+			j = 1
 		}
-		right := left
-		for i, c := range sloped {
-			j := int32(0)
-			if x := c.fn[0].x / c.scale; x == x0 {
-				step(i, 0, x0, &left, &right)
-				j = 1
-			}
-			if int(j) < ends[i] {
-				h = append(h, cursor{x: c.fn[j].x / c.scale, child: int32(i), next: j})
-			}
+		if int(j) < s.ends[i] {
+			h = append(h, cursor{x: c.fn[j].x / c.scale, child: int32(i), next: j})
 		}
-		h.init()
-		for len(h) > 0 && h[0].x == x0 {
-			cur := &h[0]
-			step(int(cur.child), int(cur.next), x0, &left, &right)
-			advance(&h, sloped, ends)
-		}
-		finish(x0, left, right)
 	}
+	h.init()
+	for len(h) > 0 && h[0].x == x0 {
+		cur := &h[0]
+		s.step(int(cur.child), int(cur.next), x0)
+		advance(&h, sloped, s.ends)
+	}
+	s.finish(x0)
 	for len(h) > 0 {
 		x := h[0].x
-		left := value
-		if dx := x - prevX; dx > 0 {
-			for k := range left {
-				if count[k] > 0 {
-					left[k] += total[k] * dx
-				}
-			}
-		}
-		right := left
+		s.open(x)
 		for len(h) > 0 && h[0].x == x {
 			cur := &h[0]
-			step(int(cur.child), int(cur.next), x, &left, &right)
-			advance(&h, sloped, ends)
+			s.step(int(cur.child), int(cur.next), x)
+			advance(&h, sloped, s.ends)
 		}
-		finish(x, left, right)
+		s.finish(x)
 	}
+	out := s.out
 	if last := out[len(out)-1]; last.x < 1 {
 		// The sweep left out trailing flat breakpoints: the sum stays at
 		// its last value up to 1.
 		out = appendV(out, 1, last.r, last.r)
 	}
 	return out
+}
+
+// sweep is the running state of sumScaled over several sloped children.
+type sweep struct {
+	sloped  []scaledChild
+	slopes  []Share // each child's current slope
+	pending []Share // each child's rise deferred from a near-vertical segment
+	ends    []int   // each child's activeEnd
+	// total is the sum of the children's slopes; count says per resource
+	// how many children are sloped (0: the sum is exactly flat); resync
+	// asks for total to be re-added from slopes.
+	total  Share
+	count  [NumResources]int
+	resync [NumResources]bool
+	// value is the sum at prevX (right limit); left and right are the
+	// limits at the abscissa of the group of breakpoints being processed.
+	value       Share
+	prevX       float64
+	left, right Share
+	out         vfunc
+}
+
+// open starts the group of breakpoints at x: the sum advances from prevX by
+// the running slope.
+func (s *sweep) open(x float64) {
+	s.left = s.value
+	if dx := x - s.prevX; dx > 0 {
+		for k := range s.left {
+			if s.count[k] > 0 {
+				s.left[k] += s.total[k] * dx
+			}
+		}
+	}
+	s.right = s.left
+}
+
+// step processes breakpoint j of child i at abscissa x: the jump there, a
+// rise deferred from a near-vertical segment ending there, and the child's
+// new slope.
+func (s *sweep) step(i int, j int, x float64) {
+	c := &s.sloped[i]
+	p := &c.fn[j]
+	pd := &s.pending[i]
+	for k := range s.left {
+		s.left[k] += pd[k]
+		s.right[k] += pd[k] + (p.r[k] - p.l[k])
+	}
+	*pd = Share{}
+	old := &s.slopes[i]
+	var ns Share
+	if j+1 < s.ends[i] {
+		q := &c.fn[j+1]
+		dx := q.x/c.scale - x
+		if dx > steepWidth {
+			for k := range ns {
+				ns[k] = (q.l[k] - p.r[k]) / dx
+			}
+		} else {
+			// Too narrow to carry as a slope without wrecking the running
+			// sum: treat the rise as a jump at its end.
+			for k := range pd {
+				pd[k] = q.l[k] - p.r[k]
+			}
+		}
+	}
+	for k := range ns {
+		o, n := old[k], ns[k]
+		if o != 0 {
+			s.count[k]--
+		}
+		if n != 0 {
+			s.count[k]++
+		}
+		switch {
+		case s.count[k] == 0:
+			s.total[k] = 0
+		case o > steepSlope || o < -steepSlope || n > steepSlope || n < -steepSlope:
+			s.resync[k] = true
+		default:
+			s.total[k] += n - o
+		}
+	}
+	*old = ns
+}
+
+// finish closes the group of breakpoints at x: re-sums steep slopes and
+// emits the point (never below the previous one).
+func (s *sweep) finish(x float64) {
+	for k, r := range s.resync {
+		if r && s.count[k] > 0 {
+			s.total[k] = 0
+			for i := range s.slopes {
+				s.total[k] += s.slopes[i][k]
+			}
+		}
+		s.resync[k] = false
+	}
+	if n := len(s.out); n > 0 {
+		prev := &s.out[n-1].r
+		for k := range s.left {
+			s.left[k] = max(s.left[k], prev[k])
+		}
+	}
+	for k := range s.right {
+		s.right[k] = max(s.right[k], s.left[k])
+	}
+	s.out = appendV(s.out, x, s.left, s.right)
+	s.value = s.right
+	s.prevX = x
 }
 
 // advance moves the heap's top cursor to its child's next breakpoint, or

@@ -64,10 +64,10 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 				tol = 1.0
 			}
 			e.tolerance = tol
-			out.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
+			out.status = belowFairShare(&e.fairShare, &e.demandShare, &e.usageShare, tol)
 		}
 	} else {
-		out.status = belowFairShare(e.fairShare, e.demandShare, e.usageShare, tol)
+		out.status = belowFairShare(&e.fairShare, &e.demandShare, &e.usageShare, tol)
 	}
 	if e.kind == KindPool && !t.cfg.EnablePoolStarvation {
 		return starvation{status: out.status}
@@ -96,8 +96,29 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 
 // belowFairShare: usage is below min(fair share × tolerance, demand) on
 // every resource whose demand is not fully granted.
-func belowFairShare(fair, demand, usage Share, tol float64) Status {
-	if strictlyDominatesNonBlocked(fair.Scale(tol).Min(demand), usage, fair, demand) {
+// (strictlyDominatesNonBlocked with a = min(fair × tol, demand), inlined.)
+func belowFairShare(fair, demand, usage *Share, tol float64) Status {
+	allBlocked, below := true, true
+	for r := range fair {
+		if fair[r]+epsilon >= demand[r] {
+			continue
+		}
+		allBlocked = false
+		if !(min(fair[r]*tol, demand[r]) > usage[r]) {
+			below = false
+			break
+		}
+	}
+	if allBlocked {
+		below = false
+		for r := range fair {
+			if min(fair[r]*tol, demand[r]) > usage[r] {
+				below = true
+				break
+			}
+		}
+	}
+	if below {
 		return StatusBelowFairShare
 	}
 	return StatusNormal

@@ -35,8 +35,10 @@ type element struct {
 	kind     ElementKind
 	name     string
 	parent   int   // index; -1 for the root
-	children []int // a window of tree.kids
+	children []int // a window of tree.kids: child pools first, then operations
 	depth    int
+	// poolKids is the number of child pools (the first children).
+	poolKids int
 
 	pool *PoolConfig // pools only
 	op   *Operation  // operations only
@@ -77,6 +79,8 @@ type element struct {
 	fnM      sfunc
 	fnS      vfunc
 	prepared bool
+	// limitedDemand is S(1), kept when S is built (for the report).
+	limitedDemand Share
 
 	fifoIndex int
 	fairShare Share
@@ -196,24 +200,46 @@ func (t *tree) build(snap *Snapshot) error {
 	clear(t.seenOps)
 	seenOps := t.seenOps
 	t.opPool = grow(t.opPool, no)
+	// An operation id may not be a pool name. The check runs once per pool
+	// after the loop (there are far fewer pools than operations); when the
+	// loop stops at an error, clash reports an earlier operation's clash
+	// first, as checking each operation in turn would.
+	clashErr := func(o *Operation) error {
+		return fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
+	}
+	clash := func(before int, err error) error {
+		for j := range before {
+			if _, bad := poolIdx[PoolID(snap.Operations[j].ID)]; bad {
+				return clashErr(&snap.Operations[j])
+			}
+		}
+		return err
+	}
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		if err := o.Validate(); err != nil {
-			return err
+			return clash(i, err)
 		}
-		if _, dup := seenOps[o.ID]; dup {
-			return fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID)
-		}
-		seenOps[o.ID] = i
-		if _, clash := poolIdx[PoolID(o.ID)]; clash {
-			return fmt.Errorf("%w: operation id %q is also a pool name", ErrInvalidOperation, o.ID)
+		n := len(seenOps)
+		seenOps[o.ID] = i // one map operation for the duplicate check and the index
+		if len(seenOps) == n {
+			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
 		ps, ok := slot(o.Pool)
 		if !ok {
-			return fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool)
+			return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
 		}
 		t.opPool[i] = ps
 		t.opStart[ps+1]++
+	}
+	first := -1
+	for i := range snap.Pools {
+		if j, bad := seenOps[OperationID(snap.Pools[i].Name)]; bad && (first < 0 || j < first) {
+			first = j
+		}
+	}
+	if first >= 0 {
+		return clashErr(&snap.Operations[first])
 	}
 	// Child lists by slot, in input order (a counting sort).
 	for s := 1; s <= np+1; s++ {
@@ -249,6 +275,7 @@ func (t *tree) build(snap *Snapshot) error {
 	t.store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &t.vols[np]}
 	t.elements = append(t.elements, &t.store[0])
 	t.pools = append(t.pools, 0)
+	t.prepareNodeShapes(snap.Cluster.Nodes)
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
 		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
@@ -261,6 +288,7 @@ func (t *tree) build(snap *Snapshot) error {
 		t.kids = t.kids[:k0+nk]
 		children := t.kids[k0 : k0+nk : k0+nk]
 		t.elements[parent].children = children
+		t.elements[parent].poolKids = len(childPools)
 		for k, pi := range childPools {
 			p := &snap.Pools[pi]
 			idx := len(t.elements)
@@ -283,13 +311,16 @@ func (t *tree) build(snap *Snapshot) error {
 			t.opElem[oi] = idx
 			e := &t.store[idx]
 			*e = element{kind: KindOperation, parent: parent, depth: depth, fifoIndex: fi}
+			t.initOperation(e, &snap.Operations[oi])
 			t.elements = append(t.elements, e)
 		}
+		t.poolAttributes(t.elements[parent])
 		return nil
 	}
 	if err := add(0, 0, ModeFairShare, 1); err != nil {
 		return err
 	}
+	t.sumIntegralRatios()
 	if len(t.elements) != n {
 		// Pools that are not reachable from the root form a cycle.
 		reached := make(map[string]bool, len(t.elements))
@@ -304,13 +335,11 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	// Operations in input order (sequential reads of the snapshot).
-	t.prepareNodeShapes(snap.Cluster.Nodes)
-	for oi := range snap.Operations {
-		t.initOperation(&t.store[t.opElem[oi]], &snap.Operations[oi])
-	}
 	return nil
 }
+
+// poolChildren returns the element's child pools (its first children).
+func (e *element) poolChildren() []int { return e.children[:e.poolKids] }
 
 // loadPrevious copies from the previous state when each pool and operation
 // went below its fair share. It walks the previous state's maps (smaller

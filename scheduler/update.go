@@ -34,7 +34,6 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	}
 	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
-	t.computeAttributes()
 	burst, relaxed := t.integralLists()
 	integral := append(append([]int(nil), burst...), relaxed...)
 	for _, i := range integral {
@@ -85,48 +84,42 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 	below := t.scratchInts[:0] // operations below their fair share
 	for i, e := range t.elements {
 		t.inheritStarvationSettings(i)
+		r := &res.Elements[i]
 		var st starvation
-		var detailed DetailedShare
-		switch e.kind {
-		case KindRoot:
-			detailed = DetailedShare{
+		if e.kind == KindRoot {
+			r.FairShare = DetailedShare{
 				StrongGuarantee:    rootSG,
 				IntegralGuarantee:  rootIG,
 				WeightProportional: rootTotal.Sub(rootSG).Sub(rootIG).ClampZero(),
 				Total:              rootTotal,
 			}
-		default:
-			detailed = splitShare(e.fairShare, e.sgs, e.pis)
+		} else {
+			splitShareInto(&r.FairShare, &e.fairShare, &e.sgs, &e.pis)
 			st = t.computeStatus(i, snap.Now)
 		}
-		r := &res.Elements[i]
-		*r = ElementResult{
-			Kind:                                  e.kind,
-			Name:                                  e.name,
-			Depth:                                 e.depth,
-			DemandShare:                           e.demandShare,
-			UsageShare:                            e.usageShare,
-			LimitsShare:                           e.limitsShare,
-			StrongGuaranteeShare:                  e.sgs,
-			ProposedIntegralShare:                 e.pis,
-			FairShare:                             detailed,
-			DominantResource:                      e.dominant,
-			Weight:                                e.weight,
-			ResourceDemand:                        e.demand,
-			ResourceUsage:                         e.usage,
-			ResourceLimits:                        e.limits,
-			Status:                                st.status,
-			StarvationStatus:                      st.starvation,
-			EffectiveFairShareStarvationTolerance: e.tolerance,
-			EffectiveFairShareStarvationTimeout:   e.starvationTimeout,
-			BelowFairShareSince:                   st.since,
-			Satisfaction:                          LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare),
-			FifoIndex:                             e.fifoIndex,
-		}
-		if n := len(e.fnS); n > 0 && e.fnS[n-1].x == 1 {
-			r.LimitedDemandShare = e.fnS[n-1].l // at(1), without the search
-		} else if n > 0 {
-			r.LimitedDemandShare = e.fnS.at(1)
+		// Field by field into the zeroed record (no temporary copy).
+		r.Kind = e.kind
+		r.Name = e.name
+		r.Depth = e.depth
+		r.DemandShare = e.demandShare
+		r.UsageShare = e.usageShare
+		r.LimitsShare = e.limitsShare
+		r.StrongGuaranteeShare = e.sgs
+		r.ProposedIntegralShare = e.pis
+		r.DominantResource = e.dominant
+		r.Weight = e.weight
+		r.ResourceDemand = e.demand
+		r.ResourceUsage = e.usage
+		r.ResourceLimits = e.limits
+		r.Status = st.status
+		r.StarvationStatus = st.starvation
+		r.EffectiveFairShareStarvationTolerance = e.tolerance
+		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
+		r.BelowFairShareSince = st.since
+		r.Satisfaction = LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare)
+		r.FifoIndex = e.fifoIndex
+		if e.fnS != nil {
+			r.LimitedDemandShare = e.limitedDemand
 		}
 		if e.parent >= 0 {
 			r.Parent = t.elements[e.parent].name
