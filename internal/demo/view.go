@@ -23,6 +23,20 @@ func render(w io.Writer, elapsed time.Duration, res *scheduler.Result, ops map[s
 	}
 	cpu := res.Total[scheduler.CPU]
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// Operation counts of a pool include its subtree's.
+	sub := map[string]counts{}
+	parent := map[string]string{}
+	for i := range res.Elements {
+		parent[res.Elements[i].Name] = res.Elements[i].Parent
+	}
+	for pool, c := range ops {
+		for p := pool; p != ""; p = parent[p] {
+			s := sub[p]
+			s.running += c.running
+			s.pending += c.pending
+			sub[p] = s
+		}
+	}
 	fmt.Fprintln(tw, "POOL\tGUARANTEE\tFAIR SHARE\tUSAGE\tDEMAND\tOPS run/wait\tINTEGRAL\tSTATUS\t")
 	for i := range res.Elements {
 		e := &res.Elements[i]
@@ -38,7 +52,7 @@ func render(w io.Writer, elapsed time.Duration, res *scheduler.Result, ops map[s
 		if in := e.Integral; in != nil {
 			integral = fmt.Sprintf("%s vol %.0f", in.GuaranteeType, in.AccumulatedResourceVolume[scheduler.CPU])
 		}
-		c := ops[e.Name]
+		c := sub[e.Name]
 		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.1f\t%d/%d\t%s\t%s\t\n", name,
 			e.EffectiveStrongGuaranteeResources[scheduler.CPU],
 			e.FairShare.Total[scheduler.CPU]*cpu, e.ResourceUsage[scheduler.CPU], e.ResourceDemand[scheduler.CPU],
