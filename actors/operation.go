@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
@@ -311,17 +312,13 @@ func (o *operationActor) status() *pb.OperationStatus {
 				rt.DemandShare = e.DemandShare.MaxComponent()
 				rt.StarvationStatus = e.StarvationStatus.String()
 				if st.Usage == nil {
-					st.Usage, st.Demand = toPB(e.ResourceUsage), toPB(e.ResourceDemand)
+					st.Usage, st.Demand = wire.ToResources(e.ResourceUsage), wire.ToResources(e.ResourceDemand)
 				}
 			}
 		}
 		st.Trees = append(st.Trees, rt)
 	}
 	return st
-}
-
-func toPB(r scheduler.Resources) *pb.Resources {
-	return &pb.Resources{UserSlots: r[scheduler.UserSlots], Cpu: r[scheduler.CPU], Gpu: r[scheduler.GPU], Memory: r[scheduler.Memory], Network: r[scheduler.Network]}
 }
 
 // stateName is "completed" for OPERATION_STATE_COMPLETED.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -227,7 +228,7 @@ func sortedOpIDs(m map[scheduler.OperationID]*treeOp) []scheduler.OperationID {
 	for id := range m {
 		ids = append(ids, id)
 	}
-	slicesSort(ids)
+	slices.Sort(ids)
 	return ids
 }
 

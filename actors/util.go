@@ -1,14 +1,10 @@
 package actors
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
-
-func slicesSort[T cmp.Ordered](s []T) { slices.Sort(s) }
 
 func pbErr(code pb.ErrorCode, field, format string, args ...any) *pb.Error {
 	return &pb.Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}

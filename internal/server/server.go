@@ -27,6 +27,7 @@ type Server struct {
 	events   *eventSink
 	service  *service
 	epoch    uint64
+	closed   chan struct{}
 }
 
 // Start brings the scheduler up; Close stops it.
@@ -51,7 +52,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.embedded, url = emb, emb.ClientURL()
 	}
-	nc, err := nats.Connect(url, nats.Name("sharetree-scheduler"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+	s.closed = make(chan struct{})
+	nc, err := nats.Connect(url, nats.Name("sharetree-scheduler"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.ClosedHandler(func(*nats.Conn) { close(s.closed) }))
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
 	}
@@ -140,9 +143,12 @@ func (s *Server) Close() {
 		cancel()
 	}
 	if s.nc != nil {
-		_ = s.nc.Drain()
-		for s.nc.IsDraining() {
-			time.Sleep(5 * time.Millisecond)
+		if err := s.nc.Drain(); err == nil {
+			select {
+			case <-s.closed:
+			case <-time.After(10 * time.Second):
+				s.nc.Close()
+			}
 		}
 	}
 	if s.embedded != nil {
