@@ -69,29 +69,61 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 	return nil
 }
 
-// removeOperation stops scheduling an operation and returns the jobs it
-// still had running, so they can be aborted.
-func (l *Ledger) removeOperation(id scheduler.OperationID) []placement.RunningJob {
+// removeOperation stops scheduling an operation; the node actors abort its
+// jobs when they see it gone.
+func (l *Ledger) removeOperation(id scheduler.OperationID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	running := l.p.RunningJobs(id)
 	l.p.RemoveOperation(id)
 	delete(l.ops, id)
-	return running
 }
 
-// hasOperation reports whether the operation is scheduled in this tree.
-func (l *Ledger) hasOperation(id scheduler.OperationID) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.ops[id]
-	return ok
+// finishing is a job leaving its node: its usage is released, and unless it
+// completed it goes back to pending with its attempt counter raised.
+type finishing struct {
+	ref     jobRef
+	requeue bool
 }
 
-// schedule runs a node's scheduling pass.
-func (l *Ledger) schedule(node scheduler.NodeID, free scheduler.Resources, maxJobs int) []startedJob {
+// pass is one heartbeat's work on the ledger under a single lock: release
+// the jobs that left the node, tell which of the operations in check are no
+// longer scheduled, and run the node's scheduling pass on free.
+func (l *Ledger) pass(node scheduler.NodeID, done []finishing, check []scheduler.OperationID, free scheduler.Resources, maxJobs int) (gone []bool, started []startedJob) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.releaseLocked(done)
+	gone = make([]bool, len(check))
+	for i, id := range check {
+		_, ok := l.ops[id]
+		gone[i] = !ok
+	}
+	return gone, l.scheduleLocked(node, free, maxJobs)
+}
+
+// release releases jobs that left a node outside a heartbeat (the node
+// restarted or was lost).
+func (l *Ledger) release(done []finishing) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked(done)
+}
+
+func (l *Ledger) releaseLocked(done []finishing) {
+	for _, d := range done {
+		if !l.p.JobFinished(d.ref.key, d.requeue) || !d.requeue {
+			continue
+		}
+		if op := l.ops[d.ref.key.Operation]; op != nil {
+			if op.attempts == nil {
+				op.attempts = map[placement.JobKey]int{}
+			}
+			op.attempts[d.ref.key] = d.ref.attempt + 1
+		}
+	}
+}
+
+// scheduleLocked runs a node's scheduling pass.
+func (l *Ledger) scheduleLocked(node scheduler.NodeID, free scheduler.Resources, maxJobs int) []startedJob {
 	if _, online := l.nodes[node]; !online {
 		return nil
 	}
@@ -122,23 +154,6 @@ func (l *Ledger) schedule(node scheduler.NodeID, free scheduler.Resources, maxJo
 		out = append(out, startedJob{ref: ref, spec: js, op: op.pid, res: a.Resources})
 	}
 	return out
-}
-
-// jobFinished releases a running job; requeue puts it back as pending with
-// its attempt counter raised. It reports whether the job was running.
-func (l *Ledger) jobFinished(ref jobRef, requeue bool) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.p.JobFinished(ref.key, requeue) {
-		return false
-	}
-	if op := l.ops[ref.key.Operation]; requeue && op != nil {
-		if op.attempts == nil {
-			op.attempts = map[placement.JobKey]int{}
-		}
-		op.attempts[ref.key] = ref.attempt + 1
-	}
-	return true
 }
 
 // setNode records an online node's resources and tags.

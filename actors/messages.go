@@ -84,7 +84,6 @@ type operationDone struct{ id scheduler.OperationID }
 type jobStarted struct {
 	ref  jobRef
 	node string
-	res  scheduler.Resources
 }
 
 // jobFinished tells an operation actor one of its jobs finished.
@@ -94,7 +93,6 @@ type jobFinished struct {
 	state    pb.JobState
 	exitCode int32
 	reason   string
-	requeued bool
 	// lost: the job vanished or its node was lost; it does not count toward
 	// max_failed_job_count.
 	lost bool
@@ -109,12 +107,6 @@ type persisted struct {
 	status *pb.OperationStatus
 	err    error
 }
-
-// nodeUp tells a tree a node is online with these resources.
-type nodeUp struct{ node scheduler.Node }
-
-// nodeDown tells a tree a node went offline.
-type nodeDown struct{ id scheduler.NodeID }
 
 // treeTick starts a fair-share update.
 type treeTick struct{}

@@ -31,7 +31,6 @@ type nodeJob struct {
 // nodeTree is the tree a node belongs to.
 type nodeTree struct {
 	name   string
-	pid    *actor.PID
 	ledger *Ledger
 }
 
@@ -50,11 +49,15 @@ type nodeActor struct {
 	online      bool
 	lastHeard   time.Time
 	jobs        map[string]*nodeJob
+	// period is the heartbeat period every response carries (immutable,
+	// shared by the responses).
+	period *durationpb.Duration
 }
 
 func newNodeActor(cfg *Config, deps Deps, id string, tree nodeTree, onLost func(string)) actor.Producer {
 	return func() actor.Actor {
-		return &nodeActor{cfg: cfg, deps: deps, id: id, tree: tree, onLost: onLost, jobs: map[string]*nodeJob{}}
+		return &nodeActor{cfg: cfg, deps: deps, id: id, tree: tree, onLost: onLost, jobs: map[string]*nodeJob{},
+			period: durationpb.New(cfg.HeartbeatPeriod)}
 	}
 }
 
@@ -67,7 +70,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.check(ctx)
 	case *actor.Stopping:
 		if n.online {
-			ctx.Send(n.tree.pid, &nodeDown{id: scheduler.NodeID(n.id)})
+			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
 		}
 	}
 }
@@ -96,15 +99,12 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 	slices.Sort(tags)
 	if !n.online || total != n.total || !slices.Equal(tags, n.tags) {
 		n.total, n.tags, n.online = total, tags, true
-		ctx.Send(n.tree.pid, &nodeUp{node: scheduler.Node{ID: scheduler.NodeID(n.id), Resources: total, Tags: tags}})
-		// The tree actor adds the node to the ledger; until it has, the
-		// ledger offers this node nothing, so do it here too for the first
-		// pass (idempotent).
 		n.tree.ledger.setNode(scheduler.Node{ID: scheduler.NodeID(n.id), Resources: total, Tags: tags})
 	}
-	resp := &pb.HeartbeatResponse{LeaderEpoch: n.deps.Epoch, HeartbeatPeriod: durationpb.New(n.cfg.HeartbeatPeriod)}
+	resp := &pb.HeartbeatResponse{LeaderEpoch: n.deps.Epoch, HeartbeatPeriod: n.period}
 
 	// Finished jobs: acknowledge every one; act on those we believed running.
+	var left []leftJob
 	for _, f := range hb.GetFinishedJobs() {
 		resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 		j, ok := n.jobs[f.GetJobId()]
@@ -116,7 +116,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 		if j.abortReason != "" && reason == "" {
 			reason = j.abortReason
 		}
-		n.finishJob(ctx, j, f.GetState(), f.GetExitCode(), reason, false)
+		left = append(left, leftJob{job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason})
 	}
 	// Running jobs: unknown ones are aborted.
 	seen := make(map[string]bool, len(hb.GetRunningJobs()))
@@ -127,37 +127,76 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 		}
 	}
 	// Jobs we believe running that the node no longer reports vanished.
-	ids := n.sortedJobIDs()
-	for _, id := range ids {
+	for _, id := range n.sortedJobIDs() {
 		j := n.jobs[id]
 		if seen[id] || j.sentAt >= seq {
 			continue
 		}
 		delete(n.jobs, id)
-		n.finishJob(ctx, j, pb.JobState_JOB_STATE_FAILED, 0, "vanished: not reported by the node", true)
+		left = append(left, leftJob{job: j, state: pb.JobState_JOB_STATE_FAILED, reason: "vanished: not reported by the node", lost: true})
 	}
-	// Jobs of operations no longer scheduled are aborted.
-	for _, id := range n.sortedJobIDs() {
+	// What is left runs on: its resources are taken, and its operations are
+	// checked to still be scheduled.
+	ids := n.sortedJobIDs()
+	free := total
+	var check []scheduler.OperationID
+	for _, id := range ids {
 		j := n.jobs[id]
-		if j.abortReason == "" && !n.tree.ledger.hasOperation(j.ref.key.Operation) {
-			j.abortReason = "operation finished"
+		free = free.Sub(j.res)
+		if j.abortReason == "" {
+			check = append(check, j.ref.key.Operation)
+		}
+	}
+	gone, started := n.tree.ledger.pass(scheduler.NodeID(n.id), finishings(left), check, free.Max(scheduler.Resources{}), n.cfg.MaxJobsPerHeartbeat)
+	n.notifyLeft(ctx, left)
+	k := 0
+	for _, id := range ids {
+		j := n.jobs[id]
+		if j.abortReason == "" {
+			if gone[k] {
+				j.abortReason = "operation finished"
+			}
+			k++
 		}
 		if j.abortReason != "" {
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: id, Reason: j.abortReason})
 		}
 	}
-	// Scheduling pass on what is left.
-	free := total
-	for _, j := range n.jobs {
-		free = free.Sub(j.res)
-	}
-	for _, s := range n.tree.ledger.schedule(scheduler.NodeID(n.id), free.Max(scheduler.Resources{}), n.cfg.MaxJobsPerHeartbeat) {
+	for _, s := range started {
 		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, sentAt: seq}
 		resp.JobsToStart = append(resp.JobsToStart, s.spec)
-		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id, res: s.res})
+		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
 		n.publishJob(s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
 	}
 	return resp, nil
+}
+
+// leftJob is a job that left the node: finished, or vanished or lost.
+type leftJob struct {
+	job    *nodeJob
+	state  pb.JobState
+	exit   int32
+	reason string
+	lost   bool
+}
+
+// finishings are the ledger releases of jobs that left: all but completed
+// jobs go back to pending (unless their operation is gone).
+func finishings(left []leftJob) []finishing {
+	out := make([]finishing, len(left))
+	for i, l := range left {
+		out[i] = finishing{ref: l.job.ref, requeue: l.state != pb.JobState_JOB_STATE_COMPLETED}
+	}
+	return out
+}
+
+// notifyLeft tells the operations and the event stream about jobs that
+// left, once the ledger has released them.
+func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
+	for _, l := range left {
+		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost})
+		n.publishJob(l.job.ref, l.state, l.exit, l.reason)
+	}
 }
 
 func (n *nodeActor) sortedJobIDs() []string {
@@ -167,15 +206,6 @@ func (n *nodeActor) sortedJobIDs() []string {
 	}
 	slices.Sort(ids)
 	return ids
-}
-
-// finishJob releases a job in the ledger (failed and aborted jobs go back to
-// pending unless their operation is gone) and tells its operation.
-func (n *nodeActor) finishJob(ctx actor.Context, j *nodeJob, state pb.JobState, exit int32, reason string, lost bool) {
-	requeue := state != pb.JobState_JOB_STATE_COMPLETED
-	requeued := n.tree.ledger.jobFinished(j.ref, requeue) && requeue
-	ctx.Send(j.op, &jobFinished{ref: j.ref, node: n.id, state: state, exitCode: exit, reason: reason, requeued: requeued, lost: lost})
-	n.publishJob(j.ref, state, exit, reason)
 }
 
 func (n *nodeActor) publishJob(ref jobRef, state pb.JobState, exit int32, reason string) {
@@ -190,11 +220,13 @@ func (n *nodeActor) publishJob(ref jobRef, state pb.JobState, exit int32, reason
 
 // vanishAll fails every job believed on the node.
 func (n *nodeActor) vanishAll(ctx actor.Context, reason string) {
+	var left []leftJob
 	for _, id := range n.sortedJobIDs() {
-		j := n.jobs[id]
+		left = append(left, leftJob{job: n.jobs[id], state: pb.JobState_JOB_STATE_FAILED, reason: reason, lost: true})
 		delete(n.jobs, id)
-		n.finishJob(ctx, j, pb.JobState_JOB_STATE_FAILED, 0, reason, true)
 	}
+	n.tree.ledger.release(finishings(left))
+	n.notifyLeft(ctx, left)
 }
 
 // check takes a silent node offline, and forgets a lost one.
@@ -206,7 +238,6 @@ func (n *nodeActor) check(ctx actor.Context) {
 	if n.online && silent >= n.cfg.NodeOfflineTimeout {
 		n.online = false
 		n.tree.ledger.removeNode(scheduler.NodeID(n.id))
-		ctx.Send(n.tree.pid, &nodeDown{id: scheduler.NodeID(n.id)})
 		n.cfg.Logger.Warn("node offline", "node", n.id, "silent", silent)
 	}
 	if silent >= n.cfg.NodeLostTimeout {

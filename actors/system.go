@@ -87,7 +87,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	def := s.trees[defaultTree]
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
 	s.router.props = func(id string) *actor.Props {
-		tree := nodeTree{name: def.spec.Name, pid: def.pid, ledger: def.ledger}
+		tree := nodeTree{name: def.spec.Name, ledger: def.ledger}
 		return actor.PropsFromProducer(newNodeActor(c, deps, id, tree, s.router.remove), guard)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s.trees, defaultTree, revived), guard), "root")

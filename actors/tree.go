@@ -44,11 +44,13 @@ type treeActor struct {
 
 	adm      *scheduler.Admission
 	ops      map[scheduler.OperationID]*treeOp
-	nodes    map[scheduler.NodeID]scheduler.Node
 	pools    map[scheduler.PoolID]*actor.PID
 	state    scheduler.State
 	updating bool
-	cancel   timer.CancelFunc
+	// engine keeps the update's buffers between updates; only the update
+	// goroutine uses it, one at a time (updating).
+	engine *scheduler.Engine
+	cancel timer.CancelFunc
 
 	lastFairShareEvent time.Time
 	updates            int
@@ -56,7 +58,7 @@ type treeActor struct {
 
 func newTreeActor(cfg *Config, deps Deps, spec TreeSpec, ledger *Ledger) actor.Producer {
 	return func() actor.Actor {
-		return &treeActor{cfg: cfg, deps: deps, spec: spec, ledger: ledger}
+		return &treeActor{cfg: cfg, deps: deps, spec: spec, ledger: ledger, engine: &scheduler.Engine{}}
 	}
 }
 
@@ -72,12 +74,6 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		ctx.Respond(t.admit(ctx, m))
 	case *operationDone:
 		t.done(ctx, m.id)
-	case *nodeUp:
-		t.nodes[m.node.ID] = m.node
-		t.ledger.setNode(m.node)
-	case *nodeDown:
-		delete(t.nodes, m.id)
-		t.ledger.removeNode(m.id)
 	case *treeTick:
 		t.tick(ctx)
 	case *updateDone:
@@ -87,7 +83,6 @@ func (t *treeActor) Receive(ctx actor.Context) {
 
 func (t *treeActor) start(ctx actor.Context) {
 	t.ops = map[scheduler.OperationID]*treeOp{}
-	t.nodes = map[scheduler.NodeID]scheduler.Node{}
 	t.pools = map[scheduler.PoolID]*actor.PID{}
 	adm, err := scheduler.NewAdmission(t.spec.Config, t.spec.Pools)
 	if err != nil {
@@ -210,11 +205,8 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 		ctx.Send(p.msg.op, &operationStarted{tree: t.spec.Name})
 	}
 	// Queue positions moved: tell the operations still waiting.
-	for _, oid := range sortedOpIDs(t.ops) {
+	for _, oid := range t.pendingIDs() {
 		p := t.ops[oid]
-		if p.running {
-			continue
-		}
 		r := t.pendingReason(oid)
 		if r != nil && (p.lastQueue == nil || p.lastQueue.GetMessage() != r.GetMessage()) {
 			p.lastQueue = r
@@ -223,10 +215,13 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 	}
 }
 
-func sortedOpIDs(m map[scheduler.OperationID]*treeOp) []scheduler.OperationID {
-	ids := make([]scheduler.OperationID, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
+// pendingIDs returns the operations waiting for a running slot, sorted.
+func (t *treeActor) pendingIDs() []scheduler.OperationID {
+	var ids []scheduler.OperationID
+	for id, op := range t.ops {
+		if !op.running {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	return ids
@@ -263,7 +258,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	}
 	prev := t.state
 	t.updating = true
-	self, root := ctx.Self(), ctx.ActorSystem().Root
+	self, root, engine := ctx.Self(), ctx.ActorSystem().Root, t.engine
 	go func() {
 		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
 		defer func() {
@@ -272,13 +267,15 @@ func (t *treeActor) tick(ctx actor.Context) {
 			}
 			root.Send(self, msg)
 		}()
-		msg.res, msg.err = scheduler.Update(snap, &prev)
+		msg.res, msg.err = engine.Update(snap, &prev)
 	}()
 }
 
 func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updating = false
 	if m.err != nil {
+		// A failed (or panicked) update may leave the buffers half-written.
+		t.engine = &scheduler.Engine{}
 		t.cfg.Logger.Error("fair-share update failed", "tree", t.spec.Name, "err", m.err)
 		t.deps.Events.Publish(t.spec.Name, subjects.EventFairShare, &pb.Event{
 			Time: timestamppb.New(t.cfg.Now()), Tree: t.spec.Name,

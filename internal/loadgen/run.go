@@ -172,11 +172,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}()
 	for i := range cfg.Connections() {
-		nc, err := nats.Connect(url, nats.Name(fmt.Sprintf("sharetree-load-%d", i)), nats.MaxReconnects(-1))
+		closed := make(chan struct{})
+		nc, err := nats.Connect(url, nats.Name(fmt.Sprintf("sharetree-load-%d", i)), nats.MaxReconnects(-1),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 		if err != nil {
 			return rep, fmt.Errorf("%w: connect to NATS at %s: %w", ErrRun, url, err)
 		}
-		shards = append(shards, newShard(r, nc))
+		shards = append(shards, newShard(r, nc, closed))
 	}
 	for i := range cfg.Agents {
 		phase := time.Duration(int64(i) * int64(cfg.HeartbeatPeriod) / int64(cfg.Agents))

@@ -50,6 +50,7 @@ type shard struct {
 	sigCh   chan *nats.Msg
 	sigDone chan struct{}
 	sigWG   sync.WaitGroup
+	closed  <-chan struct{} // closed by the connection's closed handler
 
 	mu   sync.Mutex // guards rtts (appended by the reply callback)
 	rtts []rttSample
@@ -58,8 +59,8 @@ type shard struct {
 	buf  []byte          // sender-owned encoding buffer
 }
 
-func newShard(r *runner, nc *nats.Conn) *shard {
-	return &shard{r: r, nc: nc, prefix: nc.NewInbox(), byNode: map[string]*simAgent{}, sigCh: make(chan *nats.Msg, signalBuffer), sigDone: make(chan struct{})}
+func newShard(r *runner, nc *nats.Conn, closed <-chan struct{}) *shard {
+	return &shard{r: r, nc: nc, closed: closed, prefix: nc.NewInbox(), byNode: map[string]*simAgent{}, sigCh: make(chan *nats.Msg, signalBuffer), sigDone: make(chan struct{})}
 }
 
 // add appends an agent due at phase (calls come in phase order).
@@ -117,9 +118,9 @@ func (s *shard) subscribe() error {
 // closes it and stops the signal goroutine.
 func (s *shard) close(timeout time.Duration) {
 	if err := s.nc.Drain(); err == nil {
-		deadline := time.Now().Add(timeout)
-		for !s.nc.IsClosed() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		select {
+		case <-s.closed:
+		case <-time.After(timeout):
 		}
 	}
 	s.nc.Close()

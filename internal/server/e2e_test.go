@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,15 +216,7 @@ func TestUsageConvergesToFairShareAndJobsRunOnce(t *testing.T) {
 
 func splitJob(t *testing.T, id string) (string, string, string) {
 	t.Helper()
-	var parts []string
-	start := 0
-	for i := 0; i < len(id); i++ {
-		if id[i] == '.' {
-			parts = append(parts, id[start:i])
-			start = i + 1
-		}
-	}
-	parts = append(parts, id[start:])
+	parts := strings.Split(id, ".")
 	if len(parts) != 4 {
 		t.Fatalf("job id %q", id)
 	}

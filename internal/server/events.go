@@ -85,9 +85,6 @@ func (s *eventSink) close(ctx context.Context) {
 	}
 }
 
-// Dropped counts events dropped because the buffer was full.
-func (s *eventSink) Dropped() uint64 { return s.drops.Load() }
-
 // signalSink publishes job signals on the node's signal subject.
 type signalSink struct {
 	nc     *nats.Conn

@@ -123,9 +123,6 @@ func (s *Server) System() *actors.System { return s.sys }
 // Epoch is this process's leader epoch.
 func (s *Server) Epoch() uint64 { return s.epoch }
 
-// Rejected counts refused API requests.
-func (s *Server) Rejected() uint64 { return s.service.rejected.Load() }
-
 // Fatal delivers an unrecoverable actor failure.
 func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 
@@ -141,6 +138,12 @@ func (s *Server) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.events.close(ctx)
 		cancel()
+		var rejected uint64
+		if s.service != nil {
+			rejected = s.service.rejected.Load()
+		}
+		s.cfg.Logger.Info("scheduler stopped", "events_dropped", s.events.drops.Load(),
+			"events_failed", s.events.fails.Load(), "requests_rejected", rejected)
 	}
 	if s.nc != nil {
 		if err := s.nc.Drain(); err == nil {
