@@ -52,6 +52,9 @@ type nodeActor struct {
 	// period is the heartbeat period every response carries (immutable,
 	// shared by the responses).
 	period *durationpb.Duration
+	// jobEvents collects the job transitions of one heartbeat (or of the
+	// node's loss); flushJobEvents publishes them as one event.
+	jobEvents []*pb.JobEvent
 }
 
 func newNodeActor(cfg *Config, deps Deps, id string, tree nodeTree, onLost func(string)) actor.Producer {
@@ -66,6 +69,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *NodeHeartbeat:
 		resp, err := n.heartbeat(ctx, m.Heartbeat)
 		m.Reply(resp, err)
+		n.flushJobEvents()
 	case *nodeCheck:
 		n.check(ctx)
 	case *actor.Stopping:
@@ -208,14 +212,24 @@ func (n *nodeActor) sortedJobIDs() []string {
 	return ids
 }
 
+// publishJob records a job transition for the node's next job event.
 func (n *nodeActor) publishJob(ref jobRef, state pb.JobState, exit int32, reason string) {
+	n.jobEvents = append(n.jobEvents, &pb.JobEvent{
+		JobId: ref.String(), OperationId: string(ref.key.Operation), NodeId: n.id,
+		State: state, Reason: reason, ExitCode: exit,
+	})
+}
+
+// flushJobEvents publishes the recorded job transitions as one event.
+func (n *nodeActor) flushJobEvents() {
+	if len(n.jobEvents) == 0 {
+		return
+	}
 	n.deps.Events.Publish(n.tree.name, subjects.EventJob, &pb.Event{
 		Time: timestamppb.New(n.cfg.Now()), Tree: n.tree.name, LeaderEpoch: n.deps.Epoch,
-		Kind: &pb.Event_Job{Job: &pb.JobEvent{
-			JobId: ref.String(), OperationId: string(ref.key.Operation), NodeId: n.id,
-			State: state, Reason: reason, ExitCode: exit,
-		}},
+		Kind: &pb.Event_Jobs{Jobs: &pb.JobEvents{NodeId: n.id, Jobs: n.jobEvents}},
 	})
+	n.jobEvents = nil
 }
 
 // vanishAll fails every job believed on the node.
@@ -243,6 +257,7 @@ func (n *nodeActor) check(ctx actor.Context) {
 	if silent >= n.cfg.NodeLostTimeout {
 		n.cfg.Logger.Warn("node lost", "node", n.id, "silent", silent, "jobs", len(n.jobs))
 		n.vanishAll(ctx, fmt.Sprintf("node %s lost: silent for %s", n.id, silent.Round(time.Second)))
+		n.flushJobEvents()
 		n.onLost(n.id)
 		ctx.Stop(ctx.Self())
 	}

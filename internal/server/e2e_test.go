@@ -186,10 +186,11 @@ func TestUsageConvergesToFairShareAndJobsRunOnce(t *testing.T) {
 	filter, _ := subjects.EventsFilter("physical", subjects.EventJob)
 	done := map[string]int{}
 	for _, ev := range c.events(t, filter) {
-		j := ev.GetJob()
-		if j.GetState() == pb.JobState_JOB_STATE_COMPLETED {
-			op, task, idx := splitJob(t, j.GetJobId())
-			done[fmt.Sprintf("%s/%s/%s", op, task, idx)]++
+		for _, j := range ev.GetJobs().GetJobs() {
+			if j.GetState() == pb.JobState_JOB_STATE_COMPLETED {
+				op, task, idx := splitJob(t, j.GetJobId())
+				done[fmt.Sprintf("%s/%s/%s", op, task, idx)]++
+			}
 		}
 	}
 	if len(done) != 800 {

@@ -33,7 +33,7 @@ type Event struct {
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*Event_Operation
-	//	*Event_Job
+	//	*Event_Jobs
 	//	*Event_FairShare
 	//	*Event_Starvation
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -115,10 +115,10 @@ func (x *Event) GetOperation() *OperationEvent {
 	return nil
 }
 
-func (x *Event) GetJob() *JobEvent {
+func (x *Event) GetJobs() *JobEvents {
 	if x != nil {
-		if x, ok := x.Kind.(*Event_Job); ok {
-			return x.Job
+		if x, ok := x.Kind.(*Event_Jobs); ok {
+			return x.Jobs
 		}
 	}
 	return nil
@@ -150,8 +150,8 @@ type Event_Operation struct {
 	Operation *OperationEvent `protobuf:"bytes,10,opt,name=operation,proto3,oneof"`
 }
 
-type Event_Job struct {
-	Job *JobEvent `protobuf:"bytes,11,opt,name=job,proto3,oneof"`
+type Event_Jobs struct {
+	Jobs *JobEvents `protobuf:"bytes,14,opt,name=jobs,proto3,oneof"`
 }
 
 type Event_FairShare struct {
@@ -164,7 +164,7 @@ type Event_Starvation struct {
 
 func (*Event_Operation) isEvent_Kind() {}
 
-func (*Event_Job) isEvent_Kind() {}
+func (*Event_Jobs) isEvent_Kind() {}
 
 func (*Event_FairShare) isEvent_Kind() {}
 
@@ -256,6 +256,62 @@ func (x *OperationEvent) GetError() *Error {
 	return nil
 }
 
+// JobEvents are the job starts and finishes one node's heartbeat (or its
+// loss) brought about, in the order the scheduler decided them: finishes
+// first, then starts. One event per heartbeat keeps the stream's message
+// rate at the heartbeat rate rather than the job rate.
+type JobEvents struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Jobs          []*JobEvent            `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobEvents) Reset() {
+	*x = JobEvents{}
+	mi := &file_sharetree_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobEvents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobEvents) ProtoMessage() {}
+
+func (x *JobEvents) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobEvents.ProtoReflect.Descriptor instead.
+func (*JobEvents) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *JobEvents) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *JobEvents) GetJobs() []*JobEvent {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 // JobEvent is a job's start or finish.
 type JobEvent struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -274,7 +330,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_sharetree_v1_events_proto_msgTypes[2]
+	mi := &file_sharetree_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -286,7 +342,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_events_proto_msgTypes[2]
+	mi := &file_sharetree_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -299,7 +355,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -367,7 +423,7 @@ type ElementShare struct {
 
 func (x *ElementShare) Reset() {
 	*x = ElementShare{}
-	mi := &file_sharetree_v1_events_proto_msgTypes[3]
+	mi := &file_sharetree_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +435,7 @@ func (x *ElementShare) String() string {
 func (*ElementShare) ProtoMessage() {}
 
 func (x *ElementShare) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_events_proto_msgTypes[3]
+	mi := &file_sharetree_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +448,7 @@ func (x *ElementShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElementShare.ProtoReflect.Descriptor instead.
 func (*ElementShare) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ElementShare) GetName() string {
@@ -502,7 +558,7 @@ type FairShareSnapshot struct {
 
 func (x *FairShareSnapshot) Reset() {
 	*x = FairShareSnapshot{}
-	mi := &file_sharetree_v1_events_proto_msgTypes[4]
+	mi := &file_sharetree_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +570,7 @@ func (x *FairShareSnapshot) String() string {
 func (*FairShareSnapshot) ProtoMessage() {}
 
 func (x *FairShareSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_events_proto_msgTypes[4]
+	mi := &file_sharetree_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +583,7 @@ func (x *FairShareSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FairShareSnapshot.ProtoReflect.Descriptor instead.
 func (*FairShareSnapshot) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FairShareSnapshot) GetPools() []*ElementShare {
@@ -574,7 +630,7 @@ type StarvationEvent struct {
 
 func (x *StarvationEvent) Reset() {
 	*x = StarvationEvent{}
-	mi := &file_sharetree_v1_events_proto_msgTypes[5]
+	mi := &file_sharetree_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +642,7 @@ func (x *StarvationEvent) String() string {
 func (*StarvationEvent) ProtoMessage() {}
 
 func (x *StarvationEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_events_proto_msgTypes[5]
+	mi := &file_sharetree_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +655,7 @@ func (x *StarvationEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StarvationEvent.ProtoReflect.Descriptor instead.
 func (*StarvationEvent) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StarvationEvent) GetPool() string {
@@ -648,28 +704,31 @@ var File_sharetree_v1_events_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\xf3\x02\n" +
+	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\x81\x03\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
 	"\x04tree\x18\x03 \x01(\tR\x04tree\x12!\n" +
 	"\fleader_epoch\x18\x04 \x01(\x04R\vleaderEpoch\x12<\n" +
 	"\toperation\x18\n" +
-	" \x01(\v2\x1c.sharetree.v1.OperationEventH\x00R\toperation\x12*\n" +
-	"\x03job\x18\v \x01(\v2\x16.sharetree.v1.JobEventH\x00R\x03job\x12@\n" +
+	" \x01(\v2\x1c.sharetree.v1.OperationEventH\x00R\toperation\x12-\n" +
+	"\x04jobs\x18\x0e \x01(\v2\x17.sharetree.v1.JobEventsH\x00R\x04jobs\x12@\n" +
 	"\n" +
 	"fair_share\x18\f \x01(\v2\x1f.sharetree.v1.FairShareSnapshotH\x00R\tfairShare\x12?\n" +
 	"\n" +
 	"starvation\x18\r \x01(\v2\x1d.sharetree.v1.StarvationEventH\x00R\n" +
 	"starvationB\x06\n" +
-	"\x04kind\"\xea\x01\n" +
+	"\x04kindJ\x04\b\v\x10\fR\x03job\"\xea\x01\n" +
 	"\x0eOperationEvent\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\x120\n" +
 	"\x04from\x18\x02 \x01(\x0e2\x1c.sharetree.v1.OperationStateR\x04from\x12,\n" +
 	"\x02to\x18\x03 \x01(\x0e2\x1c.sharetree.v1.OperationStateR\x02to\x12\x12\n" +
 	"\x04pool\x18\x04 \x01(\tR\x04pool\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12)\n" +
-	"\x05error\x18\x06 \x01(\v2\x13.sharetree.v1.ErrorR\x05error\"\xc0\x01\n" +
+	"\x05error\x18\x06 \x01(\v2\x13.sharetree.v1.ErrorR\x05error\"P\n" +
+	"\tJobEvents\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12*\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x16.sharetree.v1.JobEventR\x04jobs\"\xc0\x01\n" +
 	"\bJobEvent\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12!\n" +
 	"\foperation_id\x18\x02 \x01(\tR\voperationId\x12\x17\n" +
@@ -722,36 +781,38 @@ func file_sharetree_v1_events_proto_rawDescGZIP() []byte {
 	return file_sharetree_v1_events_proto_rawDescData
 }
 
-var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_sharetree_v1_events_proto_goTypes = []any{
 	(*Event)(nil),                 // 0: sharetree.v1.Event
 	(*OperationEvent)(nil),        // 1: sharetree.v1.OperationEvent
-	(*JobEvent)(nil),              // 2: sharetree.v1.JobEvent
-	(*ElementShare)(nil),          // 3: sharetree.v1.ElementShare
-	(*FairShareSnapshot)(nil),     // 4: sharetree.v1.FairShareSnapshot
-	(*StarvationEvent)(nil),       // 5: sharetree.v1.StarvationEvent
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(OperationState)(0),           // 7: sharetree.v1.OperationState
-	(*Error)(nil),                 // 8: sharetree.v1.Error
-	(JobState)(0),                 // 9: sharetree.v1.JobState
+	(*JobEvents)(nil),             // 2: sharetree.v1.JobEvents
+	(*JobEvent)(nil),              // 3: sharetree.v1.JobEvent
+	(*ElementShare)(nil),          // 4: sharetree.v1.ElementShare
+	(*FairShareSnapshot)(nil),     // 5: sharetree.v1.FairShareSnapshot
+	(*StarvationEvent)(nil),       // 6: sharetree.v1.StarvationEvent
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(OperationState)(0),           // 8: sharetree.v1.OperationState
+	(*Error)(nil),                 // 9: sharetree.v1.Error
+	(JobState)(0),                 // 10: sharetree.v1.JobState
 }
 var file_sharetree_v1_events_proto_depIdxs = []int32{
-	6,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
+	7,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
 	1,  // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
-	2,  // 2: sharetree.v1.Event.job:type_name -> sharetree.v1.JobEvent
-	4,  // 3: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
-	5,  // 4: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
-	7,  // 5: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
-	7,  // 6: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
-	8,  // 7: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
-	9,  // 8: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
-	3,  // 9: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
-	6,  // 10: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	2,  // 2: sharetree.v1.Event.jobs:type_name -> sharetree.v1.JobEvents
+	5,  // 3: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
+	6,  // 4: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
+	8,  // 5: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
+	8,  // 6: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
+	9,  // 7: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
+	3,  // 8: sharetree.v1.JobEvents.jobs:type_name -> sharetree.v1.JobEvent
+	10, // 9: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
+	4,  // 10: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
+	7,  // 11: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_events_proto_init() }
@@ -764,7 +825,7 @@ func file_sharetree_v1_events_proto_init() {
 	file_sharetree_v1_operation_proto_init()
 	file_sharetree_v1_events_proto_msgTypes[0].OneofWrappers = []any{
 		(*Event_Operation)(nil),
-		(*Event_Job)(nil),
+		(*Event_Jobs)(nil),
 		(*Event_FairShare)(nil),
 		(*Event_Starvation)(nil),
 	}
@@ -774,7 +835,7 @@ func file_sharetree_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_events_proto_rawDesc), len(file_sharetree_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
