@@ -127,3 +127,19 @@ type poolResult struct {
 
 // nodeCheck is a node actor's periodic liveness check.
 type nodeCheck struct{}
+
+// passRequest asks a tree's placer for one heartbeat's ledger work (see
+// Ledger.pass). Its slices belong to the placer once sent.
+type passRequest struct {
+	node    scheduler.NodeID
+	done    []finishing
+	check   []scheduler.OperationID
+	free    scheduler.Resources
+	maxJobs int
+}
+
+// passResult is the placer's answer to a passRequest.
+type passResult struct {
+	gone    []bool
+	started []startedJob
+}

@@ -32,6 +32,8 @@ type nodeJob struct {
 type nodeTree struct {
 	name   string
 	ledger *Ledger
+	// placer runs the ledger work of the tree's heartbeats.
+	placer *actor.PID
 }
 
 // nodeActor is one exec node's session.
@@ -52,6 +54,10 @@ type nodeActor struct {
 	// period is the heartbeat period every response carries (immutable,
 	// shared by the responses).
 	period *durationpb.Duration
+	// inflight is the heartbeat waiting for the placer's answer; deferred
+	// holds the messages that arrived meanwhile.
+	inflight *heartbeatInFlight
+	deferred []any
 	// jobEvents collects the job transitions of one heartbeat (or of the
 	// node's loss); flushJobEvents publishes them as one event.
 	jobEvents []*pb.JobEvent
@@ -66,26 +72,61 @@ func newNodeActor(cfg *Config, deps Deps, id string, tree nodeTree, onLost func(
 
 func (n *nodeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *NodeHeartbeat:
-		resp, err := n.heartbeat(ctx, m.Heartbeat)
-		m.Reply(resp, err)
-		n.flushJobEvents()
-	case *nodeCheck:
-		n.check(ctx)
+	case *passResult:
+		n.finishHeartbeat(ctx, m)
+		// Messages that arrived during the pass, in arrival order, until one
+		// of them starts another pass.
+		for n.inflight == nil && len(n.deferred) > 0 {
+			next := n.deferred[0]
+			n.deferred = n.deferred[1:]
+			n.handle(ctx, next)
+		}
 	case *actor.Stopping:
+		if n.inflight != nil {
+			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
+			n.inflight = nil
+		}
 		if n.online {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
 		}
+	default:
+		if n.inflight != nil {
+			// One heartbeat at a time: what arrives while the placer works
+			// on the current one waits its turn.
+			switch m.(type) {
+			case *NodeHeartbeat, *nodeCheck:
+				n.deferred = append(n.deferred, m)
+			}
+			return
+		}
+		n.handle(ctx, m)
 	}
 }
 
-func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.HeartbeatResponse, *pb.Error) {
+func (n *nodeActor) handle(ctx actor.Context, msg any) {
+	switch m := msg.(type) {
+	case *NodeHeartbeat:
+		if err := n.heartbeat(ctx, m); err != nil {
+			m.Reply(nil, err)
+			n.flushJobEvents()
+		}
+	case *nodeCheck:
+		n.check(ctx)
+	}
+}
+
+// heartbeat reconciles a report with what the node actor believes and asks
+// the tree's placer for the ledger work; finishHeartbeat completes the
+// response when the placer answers. A refused heartbeat returns its error
+// and changes nothing.
+func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
+	hb := m.Heartbeat
 	total, err := wire.Resources("resource_limits", hb.GetResourceLimits())
 	if err != nil {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "resource_limits", "%v", err)
+		return pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "resource_limits", "%v", err)
 	}
 	if hb.GetIncarnation() == "" {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "incarnation", "heartbeat of node %s has no incarnation", n.id)
+		return pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "incarnation", "heartbeat of node %s has no incarnation", n.id)
 	}
 	now := n.cfg.Now()
 	if hb.GetIncarnation() != n.incarnation {
@@ -94,7 +135,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 		}
 		n.incarnation, n.lastSeq = hb.GetIncarnation(), 0
 	} else if hb.GetSequence() <= n.lastSeq {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT, "sequence",
+		return pbErr(pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT, "sequence",
 			"heartbeat %d of node %s is not newer than %d, already processed", hb.GetSequence(), n.id, n.lastSeq)
 	}
 	seq := hb.GetSequence()
@@ -151,13 +192,41 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 			check = append(check, j.ref.key.Operation)
 		}
 	}
-	gone, started := n.tree.ledger.pass(scheduler.NodeID(n.id), finishings(left), check, free.Max(scheduler.Resources{}), n.cfg.MaxJobsPerHeartbeat)
-	n.notifyLeft(ctx, left)
+	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, seq: seq}
+	ctx.Request(n.tree.placer, &passRequest{
+		node: scheduler.NodeID(n.id), done: finishings(left), check: check,
+		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
+	})
+	return nil
+}
+
+// heartbeatInFlight is a heartbeat waiting for the placer.
+type heartbeatInFlight struct {
+	reply func(*pb.HeartbeatResponse, *pb.Error)
+	resp  *pb.HeartbeatResponse
+	left  []leftJob
+	// ids are the jobs that run on, sorted; the pass's gone answers the
+	// ones without an abort reason, in this order.
+	ids []string
+	seq uint64
+}
+
+// finishHeartbeat completes the heartbeat in flight with the placer's
+// answer: aborts of jobs whose operation is gone, the jobs started, the
+// notifications and the job event.
+func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
+	h := n.inflight
+	if h == nil {
+		return
+	}
+	n.inflight = nil
+	resp := h.resp
+	n.notifyLeft(ctx, h.left)
 	k := 0
-	for _, id := range ids {
+	for _, id := range h.ids {
 		j := n.jobs[id]
 		if j.abortReason == "" {
-			if gone[k] {
+			if res.gone[k] {
 				j.abortReason = "operation finished"
 			}
 			k++
@@ -166,13 +235,14 @@ func (n *nodeActor) heartbeat(ctx actor.Context, hb *pb.Heartbeat) (*pb.Heartbea
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: id, Reason: j.abortReason})
 		}
 	}
-	for _, s := range started {
-		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, sentAt: seq}
+	for _, s := range res.started {
+		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, sentAt: h.seq}
 		resp.JobsToStart = append(resp.JobsToStart, s.spec)
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
 		n.publishJob(s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
 	}
-	return resp, nil
+	h.reply(resp, nil)
+	n.flushJobEvents()
 }
 
 // leftJob is a job that left the node: finished, or vanished or lost.

@@ -18,6 +18,7 @@ type treeRef struct {
 	spec   TreeSpec
 	pid    *actor.PID
 	ledger *Ledger
+	placer *actor.PID
 	pools  map[scheduler.PoolID]bool
 }
 

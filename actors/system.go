@@ -83,11 +83,16 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 			return nil, fmt.Errorf("spawn tree %s: %w", name, err)
 		}
 		ref.pid = pid
+		placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), guard), "placer:"+name)
+		if err != nil {
+			return nil, fmt.Errorf("spawn placer %s: %w", name, err)
+		}
+		ref.placer = placer
 	}
 	def := s.trees[defaultTree]
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
 	s.router.props = func(id string) *actor.Props {
-		tree := nodeTree{name: def.spec.Name, ledger: def.ledger}
+		tree := nodeTree{name: def.spec.Name, ledger: def.ledger, placer: def.placer}
 		return actor.PropsFromProducer(newNodeActor(c, deps, id, tree, s.router.remove), guard)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s.trees, defaultTree, revived), guard), "root")
@@ -166,6 +171,7 @@ func (s *System) Stop() {
 	_ = s.as.Root.StopFuture(s.root).Wait()
 	for _, name := range s.names {
 		_ = s.as.Root.StopFuture(s.trees[name].pid).Wait()
+		_ = s.as.Root.StopFuture(s.trees[name].placer).Wait()
 	}
 	s.as.Shutdown()
 }

@@ -20,7 +20,7 @@ var errTargetsMissed = errors.New("load: targets not met")
 func newLoadCmd() *cobra.Command {
 	cfg := loadgen.DefaultConfig()
 	var (
-		nodeRes, jobRes, output, cpuProfile, logLevel string
+		nodeRes, jobRes, output, cpuProfile, traceFile, logLevel string
 		check                                         bool
 	)
 	cmd := &cobra.Command{
@@ -60,6 +60,14 @@ func newLoadCmd() *cobra.Command {
 				}
 				defer f.Close()
 				cfg.CPUProfile = f
+			}
+			if traceFile != "" {
+				f, err := os.Create(traceFile)
+				if err != nil {
+					return fmt.Errorf("--trace: %w", err)
+				}
+				defer f.Close()
+				cfg.Trace = f
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -108,6 +116,7 @@ func newLoadCmd() *cobra.Command {
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
 	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")
 	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
+	f.StringVar(&traceFile, "trace", "", "write a runtime execution trace (go tool trace) of the measured window to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured window (scheduler included when embedded) to this file")
 	f.StringVarP(&output, "output", "o", "table", "output format: json or table")
 	f.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")

@@ -109,6 +109,9 @@ type Config struct {
 	// CPUProfile, when set, receives a pprof CPU profile of the whole
 	// process (the embedded scheduler included) over the measured window.
 	CPUProfile io.Writer
+	// Trace, when set, receives a runtime execution trace (go tool trace) of
+	// the measured window: scheduling latency, GC pauses and blocking.
+	Trace io.Writer
 	// Logger receives progress and warnings. Default: discard. The embedded
 	// scheduler logs to it too.
 	Logger *slog.Logger

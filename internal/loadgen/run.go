@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -208,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	r.starts = make([]atomic.Uint64, int((cfg.Warmup+cfg.Duration+cfg.HeartbeatTimeout)/bucket)+2)
 	log.Info("agents starting", "agents", cfg.Agents, "connections", len(shards), "warmup", cfg.Warmup, "duration", cfg.Duration)
 
-	smp := &sampler{r: r, profile: cfg.CPUProfile}
+	smp := &sampler{r: r, profile: cfg.CPUProfile, trace: cfg.Trace}
 	smpDone := make(chan struct{})
 	go func() { defer close(smpDone); smp.run(ctx) }()
 	var wg sync.WaitGroup
@@ -355,6 +356,7 @@ func submit(ctx context.Context, cfg *Config, shards []*shard, jobs int) SubmitS
 type sampler struct {
 	r       *runner
 	profile io.Writer
+	trace   io.Writer
 
 	running        []int64 // per bucket since t0; -1 where a tick was missed
 	cpu0, cpu1     time.Duration
@@ -362,6 +364,7 @@ type sampler struct {
 	machOK         bool
 	winFrom, winTo time.Time
 	profiling      bool
+	tracing        bool
 	err            error
 	maxRSSKiB      int64
 	heapMiB        float64
@@ -412,6 +415,13 @@ func (s *sampler) startWindow(now time.Time) {
 			s.profiling = true
 		}
 	}
+	if s.trace != nil {
+		if err := trace.Start(s.trace); err != nil {
+			s.err = fmt.Errorf("trace: %w", err)
+		} else {
+			s.tracing = true
+		}
+	}
 }
 
 func (s *sampler) stopWindow() {
@@ -424,6 +434,9 @@ func (s *sampler) stopWindow() {
 	s.machOK = s.machOK && ok
 	if s.profiling {
 		pprof.StopCPUProfile()
+	}
+	if s.tracing {
+		trace.Stop()
 	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
