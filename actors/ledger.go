@@ -2,6 +2,7 @@ package actors
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -187,21 +188,14 @@ func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
 // sorted by id.
 func (l *Ledger) snapshot() ([]placement.OperationUsage, []scheduler.Node) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	ops := l.p.Operations()
 	nodes := make([]scheduler.Node, 0, len(l.nodes))
 	for _, n := range l.nodes {
 		nodes = append(nodes, n)
 	}
-	slices.SortFunc(nodes, func(a, b scheduler.Node) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	l.mu.Unlock()
+	// Sorted outside the lock: the placer waits for nothing but the copy.
+	slices.SortFunc(nodes, func(a, b scheduler.Node) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return ops, nodes
 }
 

@@ -19,3 +19,6 @@ var (
 	// are not acceptable.
 	ErrInvalidOperation = errors.New("placement: invalid operation")
 )
+
+// ErrUnknownOperation: an update names an operation that is not registered.
+var ErrUnknownOperation = errors.New("placement: unknown operation")

@@ -20,9 +20,12 @@ type model struct {
 }
 
 type modelOp struct {
-	spec    OperationSpec
-	running map[jobID]scheduler.NodeID
-	done    map[jobID]bool
+	// relimited: limits were changed at run time, so running jobs may
+	// exceed them (no new job may start beyond them: checkSchedule).
+	relimited bool
+	spec      OperationSpec
+	running   map[jobID]scheduler.NodeID
+	done      map[jobID]bool
 }
 
 func (m *model) pending(o *modelOp, ti int) int {
@@ -175,7 +178,7 @@ func TestPlacementProperties(t *testing.T) {
 		}
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for step := range steps {
-			switch action := rapid.IntRange(0, 9).Draw(t, "action"); action {
+			switch action := rapid.IntRange(0, 10).Draw(t, "action"); action {
 			case 0, 1, 2, 3:
 				node := scheduler.NodeID(fmt.Sprintf("n%d", rapid.IntRange(0, 2).Draw(t, "node")))
 				free := res(float64(rapid.IntRange(0, 6).Draw(t, "freeSlots")),
@@ -289,6 +292,36 @@ func TestPlacementProperties(t *testing.T) {
 				if rapid.Bool().Draw(t, "newTotal") {
 					p.SetTotal(res(float64(rapid.IntRange(1, 30).Draw(t, "totSlots")), 40, 100))
 				}
+			case 10:
+				// Run-time update: new weight and limits, and maybe a move
+				// to another pool with the running jobs.
+				ids := liveOps()
+				if len(ids) == 0 {
+					if err := p.UpdateOperation("nope", 1, scheduler.PartialResources{}); err == nil {
+						t.Fatal("UpdateOperation of an unknown operation succeeded")
+					}
+					continue
+				}
+				o := m.ops[ids[rapid.IntRange(0, len(ids)-1).Draw(t, "updateOp")]]
+				w := float64(rapid.IntRange(0, 3).Draw(t, "newWeight"))
+				lim := genLimits(t, "newOpLimits")
+				if err := p.UpdateOperation(o.spec.ID, w, lim); err != nil {
+					t.Fatal(err)
+				}
+				o.spec.Weight, o.spec.ResourceLimits, o.relimited = w, lim, true
+				if len(m.pools) > 0 && rapid.Bool().Draw(t, "move") {
+					to := scheduler.PoolID("")
+					if rapid.IntRange(0, 4).Draw(t, "moveToRoot") > 0 {
+						to = m.pools[rapid.IntRange(0, len(m.pools)-1).Draw(t, "movePool")].Name
+					}
+					if err := p.MoveOperation(o.spec.ID, to); err != nil {
+						t.Fatal(err)
+					}
+					o.spec.Pool = to
+				}
+				if err := p.MoveOperation(o.spec.ID, "no-such-pool"); err == nil {
+					t.Fatal("MoveOperation to an unknown pool succeeded")
+				}
 			}
 			checkState(t, p, m)
 		}
@@ -376,7 +409,7 @@ func checkState(t *rapid.T, p *Placement, m *model) {
 		if e.usage != u || e.pending != pend || e.pendingJobs != jobs {
 			t.Fatalf("%s usage %v pending %v jobs %d, want %v %v %d", o.spec.ID, e.usage, e.pending, e.pendingJobs, u, pend, jobs)
 		}
-		if !limitVec(o.spec.ResourceLimits).fits(u) && !adoptedAny(o) {
+		if !limitVec(o.spec.ResourceLimits).fits(u) && !adoptedAny(o) && !o.relimited {
 			t.Fatalf("%s usage %v above its limits", o.spec.ID, u)
 		}
 		running += len(o.running)
