@@ -232,3 +232,17 @@ func (l *Ledger) runningJobRefs(id scheduler.OperationID) []runningRef {
 	}
 	return out
 }
+
+// updateOperation changes a scheduled operation's weight and limits.
+func (l *Ledger) updateOperation(id scheduler.OperationID, weight float64, limits scheduler.PartialResources) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.UpdateOperation(id, weight, limits)
+}
+
+// moveOperation moves a scheduled operation to another pool.
+func (l *Ledger) moveOperation(id scheduler.OperationID, pool scheduler.PoolID) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.MoveOperation(id, pool)
+}

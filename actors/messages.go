@@ -39,6 +39,15 @@ type AbortOperation struct {
 	Reply  func(*pb.AbortOperationResponse, *pb.Error)
 }
 
+// UpdateOperation changes an operation's runtime parameters (weight,
+// resource limits, pool; per tree or for all trees). Reply comes after the
+// updated operation is stored.
+type UpdateOperation struct {
+	ID    string
+	Req   *pb.UpdateOperationRequest
+	Reply func(*pb.UpdateOperationResponse, *pb.Error)
+}
+
 // NodeHeartbeat is one heartbeat of a node; the subject's node id has been
 // checked against the payload.
 type NodeHeartbeat struct {
@@ -142,4 +151,22 @@ type passRequest struct {
 type passResult struct {
 	gone    []bool
 	started []startedJob
+}
+
+// updateInTree changes an admitted operation's pool, weight and limits in
+// one tree (a run-time update, or its rollback).
+type updateInTree struct {
+	id        scheduler.OperationID
+	pool      scheduler.PoolID
+	poolField string
+	weight    *float64
+	limits    scheduler.PartialResources
+}
+
+// updateInTreeResult answers updateInTree.
+type updateInTreeResult struct {
+	tree    string
+	err     *pb.Error
+	running bool
+	pending *pb.PendingReason
 }

@@ -52,6 +52,13 @@ type operationActor struct {
 	submitReply func(*pb.StartOperationResponse, *pb.Error)
 	persisting  bool
 	dirty       bool
+	// waitAcks are called once a write that includes their change is
+	// stored; writeAcks belong to the write in flight.
+	waitAcks, writeAcks []func(error)
+	// updating is set while an update goes from tree to tree; queued
+	// updates wait for it.
+	updating bool
+	queued   []*UpdateOperation
 }
 
 func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time) actor.Producer {
@@ -89,6 +96,8 @@ func (o *operationActor) Receive(ctx actor.Context) {
 		m.Reply(o.status(), nil)
 	case *AbortOperation:
 		o.onAbort(ctx, m)
+	case *UpdateOperation:
+		o.onUpdate(ctx, m)
 	case *persisted:
 		o.onPersisted(ctx, m)
 	}
@@ -241,6 +250,7 @@ func (o *operationActor) persist(ctx actor.Context) {
 		return
 	}
 	o.persisting, o.dirty = true, false
+	o.writeAcks, o.waitAcks = append(o.writeAcks, o.waitAcks...), nil
 	st := o.status()
 	self, root, store, timeout := ctx.Self(), ctx.ActorSystem().Root, o.deps.Store, o.cfg.RequestTimeout
 	go func() {
@@ -252,6 +262,11 @@ func (o *operationActor) persist(ctx actor.Context) {
 
 func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 	o.persisting = false
+	acks := o.writeAcks
+	o.writeAcks = nil
+	for _, ack := range acks {
+		ack(m.err)
+	}
 	if !o.acked {
 		if m.err != nil {
 			// Not acknowledged, so nothing is lost: undo the admission.

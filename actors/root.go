@@ -59,15 +59,9 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *ListOperations:
 		m.Reply(r.list(m.Request), nil)
 	case *AbortOperation:
-		op, ok := r.ops[m.ID]
-		switch {
-		case !ok:
-			m.Reply(nil, notFound(m.ID))
-		case op.pid == nil:
-			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s is already %s", m.ID, stateName(op.status.GetState())))
-		default:
-			ctx.Send(op.pid, m)
-		}
+		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
+	case *UpdateOperation:
+		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
 	case *statusUpdate:
 		if op, ok := r.ops[m.status.GetId()]; ok {
 			op.status = m.status
@@ -79,6 +73,20 @@ func (r *rootActor) Receive(ctx actor.Context) {
 				op.pid = nil
 			}
 		}
+	}
+}
+
+// toLiveOperation forwards a request to an operation's actor, or refuses
+// it: unknown operation, or one already finished.
+func (r *rootActor) toLiveOperation(ctx actor.Context, id string, msg any, refuse func(*pb.Error)) {
+	op, ok := r.ops[id]
+	switch {
+	case !ok:
+		refuse(notFound(id))
+	case op.pid == nil:
+		refuse(pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s is already %s", id, stateName(op.status.GetState())))
+	default:
+		ctx.Send(op.pid, msg)
 	}
 }
 
@@ -202,25 +210,13 @@ func (r *rootActor) treeNames() []string {
 // admitMessage builds an operation's admission in one tree and checks what
 // depends on the tree: the pool exists, every job fits some node.
 func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID) (*admitOperation, *pb.Error) {
-	opts := spec.GetSchedulingOptionsPerPoolTree()[tr.spec.Name]
-	pool, field := scheduler.PoolID(spec.GetPool()), "spec.pool"
-	if opts.GetPool() != "" {
-		pool, field = scheduler.PoolID(opts.GetPool()), fmt.Sprintf("spec.scheduling_options_per_pool_tree[%s].pool", tr.spec.Name)
+	o, perr := treeOptions(spec, tr.spec.Name)
+	if perr != nil {
+		return nil, perr
 	}
+	pool, weight, limits := o.pool, o.weight, o.limits
 	if pool != "" && !tr.pools[pool] {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, field, "%s: pool %q does not exist in tree %s", field, pool, tr.spec.Name)
-	}
-	weight := spec.Weight
-	if opts != nil && opts.Weight != nil {
-		weight = opts.Weight
-	}
-	limitsPB := spec.GetResourceLimits()
-	if opts.GetResourceLimits() != nil {
-		limitsPB = opts.GetResourceLimits()
-	}
-	limits, err := wire.Limits("spec.resource_limits", limitsPB)
-	if err != nil {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "spec.resource_limits", "%v", err)
+		return nil, pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, o.poolField, "%s: pool %q does not exist in tree %s", o.poolField, pool, tr.spec.Name)
 	}
 	place := placement.OperationSpec{ID: id, Pool: pool, Order: r.seq, ResourceLimits: limits, Weight: 1}
 	if weight != nil {

@@ -140,6 +140,9 @@ func (s *System) Get(m *GetOperation) { s.as.Root.Send(s.root, m) }
 // List sends a listing request to the root.
 func (s *System) List(m *ListOperations) { s.as.Root.Send(s.root, m) }
 
+// Update sends a runtime-parameter update to the root.
+func (s *System) Update(m *UpdateOperation) { s.as.Root.Send(s.root, m) }
+
 // Abort sends an abort to the root.
 func (s *System) Abort(m *AbortOperation) { s.as.Root.Send(s.root, m) }
 

@@ -28,7 +28,12 @@ type TreeSpec struct {
 
 // treeOp is an operation the tree admitted.
 type treeOp struct {
-	msg       *admitOperation
+	msg *admitOperation
+	// pool, weight and limits start as the admission's and follow run-time
+	// updates (the message itself is never modified).
+	pool      scheduler.PoolID
+	weight    *float64
+	limits    scheduler.PartialResources
 	running   bool
 	admitted  time.Time
 	lastQueue *pb.PendingReason
@@ -78,6 +83,11 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		t.tick(ctx)
 	case *updateDone:
 		t.updated(ctx, m)
+	case *updateInTree:
+		res := t.updateOperation(ctx, m)
+		if ctx.Sender() != nil {
+			ctx.Respond(res)
+		}
 	}
 }
 
@@ -127,7 +137,7 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 		}
 		return res
 	}
-	op := &treeOp{msg: m, admitted: t.cfg.Now()}
+	op := &treeOp{msg: m, admitted: t.cfg.Now(), pool: m.pool, weight: m.weight, limits: m.place.ResourceLimits}
 	t.ops[m.id] = op
 	if st == scheduler.AdmissionRunning {
 		if err := t.run(op); err != nil {
@@ -147,6 +157,10 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 // run hands an admitted operation to the ledger.
 func (t *treeActor) run(op *treeOp) error {
 	place := op.msg.place
+	place.Pool, place.ResourceLimits, place.Weight = op.pool, op.limits, 1
+	if op.weight != nil {
+		place.Weight = *op.weight
+	}
 	if err := t.ledger.addOperation(place, op.msg.spec, op.msg.op); err != nil {
 		return err
 	}
@@ -204,7 +218,12 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 		}
 		ctx.Send(p.msg.op, &operationStarted{tree: t.spec.Name})
 	}
-	// Queue positions moved: tell the operations still waiting.
+	t.refreshPending(ctx)
+}
+
+// refreshPending tells the operations still waiting where they are now in
+// their queues, when that changed.
+func (t *treeActor) refreshPending(ctx actor.Context) {
 	for _, oid := range t.pendingIDs() {
 		p := t.ops[oid]
 		r := t.pendingReason(oid)
@@ -247,11 +266,11 @@ func (t *treeActor) tick(ctx actor.Context) {
 		snap.Operations = append(snap.Operations, scheduler.Operation{
 			ID:              u.ID,
 			Pool:            u.Pool,
-			Weight:          op.msg.weight,
+			Weight:          op.weight,
 			StartTime:       op.admitted,
 			Demand:          u.Demand,
 			Usage:           u.Usage,
-			ResourceLimits:  op.msg.place.ResourceLimits,
+			ResourceLimits:  op.limits,
 			JobResources:    u.JobResources,
 			PendingJobCount: u.PendingJobCount,
 		})

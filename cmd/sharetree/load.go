@@ -21,7 +21,7 @@ func newLoadCmd() *cobra.Command {
 	cfg := loadgen.DefaultConfig()
 	var (
 		nodeRes, jobRes, output, cpuProfile, traceFile, logLevel string
-		check                                         bool
+		check                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "load",

@@ -214,7 +214,7 @@ func newOpCmd() *cobra.Command {
 		},
 	}
 	wait.Flags().DurationVar(&waitFor, "wait-timeout", time.Hour, "give up after this long")
-	op.AddCommand(submit, get, list, abort, wait)
+	op.AddCommand(submit, get, list, abort, wait, newOpUpdateCmd(&cf))
 	return op
 }
 

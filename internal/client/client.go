@@ -122,6 +122,22 @@ func (c *Client) Abort(ctx context.Context, id, reason string) (*pb.OperationSta
 	return resp.GetStatus(), nil
 }
 
+// Update changes an operation's runtime parameters (the fields set in req;
+// its operation_id is filled in) and returns the stored status.
+func (c *Client) Update(ctx context.Context, id string, req *pb.UpdateOperationRequest) (*pb.OperationStatus, error) {
+	subj, err := subjects.Op(id, subjects.OpUpdate)
+	if err != nil {
+		return nil, err
+	}
+	req = proto.Clone(req).(*pb.UpdateOperationRequest)
+	req.OperationId = id
+	resp := &pb.UpdateOperationResponse{}
+	if err := c.Call(ctx, subj, req, resp); err != nil {
+		return nil, err
+	}
+	return resp.GetStatus(), nil
+}
+
 // Terminal reports whether a state is final.
 func Terminal(s pb.OperationState) bool {
 	switch s {

@@ -281,7 +281,8 @@ func TestBadInputIsRefusedWithTypedErrors(t *testing.T) {
 	hb, _ := subjects.NodeHeartbeat("node-0")
 	get, _ := subjects.Op("op-1-1", subjects.OpGet)
 	abort, _ := subjects.Op("op-1-1", subjects.OpAbort)
-	for _, subj := range []string{hb, subjects.OpSubmit(), subjects.OpList(), get, abort} {
+	update, _ := subjects.Op("op-1-1", subjects.OpUpdate)
+	for _, subj := range []string{hb, subjects.OpSubmit(), subjects.OpList(), get, abort, update} {
 		var apiErr *client.APIError
 		err := c.client.CallRaw(ctx, subj, garbage, &pb.Error{})
 		if !errors.As(err, &apiErr) || apiErr.Code() != pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || apiErr.Err.GetField() != "payload" {

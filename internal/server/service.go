@@ -148,6 +148,16 @@ func (s *service) abort(req micro.Request) {
 	}
 }
 
+func (s *service) update(req micro.Request) {
+	in := &pb.UpdateOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if id, ok := s.opID(req, in.GetOperationId()); ok {
+		s.sys.Update(&actors.UpdateOperation{ID: id, Req: in, Reply: reply[*pb.UpdateOperationResponse](s, req)})
+	}
+}
+
 // addService registers the endpoints.
 func addService(svc micro.Service, s *service) error {
 	eps := []struct {
@@ -159,6 +169,7 @@ func addService(svc micro.Service, s *service) error {
 		{"list", subjects.OpList(), s.list},
 		{"get", subjects.OpAll(subjects.OpGet), s.get},
 		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
+		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
 	}
 	for _, e := range eps {
 		if err := svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject)); err != nil {

@@ -78,7 +78,14 @@ func ToLimits(p scheduler.PartialResources) *pb.ResourceLimits {
 // numbers or with a binary (Ki, Mi, Gi, Ti) or decimal (K, M, G, T) suffix.
 // Each resource may appear once.
 func ParseResources(s string) (scheduler.Resources, error) {
-	var out scheduler.Resources
+	p, err := ParseLimits(s)
+	return p.Values, err
+}
+
+// ParseLimits parses the same syntax as ParseResources into a partial
+// vector: the resources named are set, the others absent (unlimited).
+func ParseLimits(s string) (scheduler.PartialResources, error) {
+	var out scheduler.PartialResources
 	var seen scheduler.ResourceMask
 	if strings.TrimSpace(s) == "" {
 		return out, fmt.Errorf("%w: resources %q: empty; want name=amount pairs such as cpu=8,memory=16Gi", ErrInvalid, s)
@@ -100,7 +107,7 @@ func ParseResources(s string) (scheduler.Resources, error) {
 			return out, fmt.Errorf("%w: resources item %q: %w", ErrInvalid, item, err)
 		}
 		seen = seen.With(r)
-		out[r] = v
+		out = out.With(r, v)
 	}
 	return out, nil
 }

@@ -1264,6 +1264,145 @@ func (x *AbortOperationResponse) GetStatus() *OperationStatus {
 	return nil
 }
 
+// UpdateOperationRequest changes a running or pending operation's runtime
+// parameters; the id is in the subject too. Only the fields set change.
+// The pool trees an operation runs in cannot change.
+type UpdateOperationRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	OperationId string                 `protobuf:"bytes,1,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
+	// weight: the new weight in every tree without a per-tree weight.
+	Weight *float64 `protobuf:"fixed64,2,opt,name=weight,proto3,oneof" json:"weight,omitempty"`
+	// resource_limits replace the operation's limits (every resource named;
+	// absent resources become unlimited) when set.
+	ResourceLimits *ResourceLimits `protobuf:"bytes,3,opt,name=resource_limits,json=resourceLimits,proto3" json:"resource_limits,omitempty"`
+	// clear_resource_limits removes the operation's limits.
+	ClearResourceLimits bool `protobuf:"varint,4,opt,name=clear_resource_limits,json=clearResourceLimits,proto3" json:"clear_resource_limits,omitempty"`
+	// pool: the new pool in every tree without a per-tree pool.
+	Pool string `protobuf:"bytes,5,opt,name=pool,proto3" json:"pool,omitempty"`
+	// scheduling_options_per_pool_tree: per-tree changes; the fields set in
+	// an entry replace that tree's options.
+	SchedulingOptionsPerPoolTree map[string]*PoolTreeOptions `protobuf:"bytes,6,rep,name=scheduling_options_per_pool_tree,json=schedulingOptionsPerPoolTree,proto3" json:"scheduling_options_per_pool_tree,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields                protoimpl.UnknownFields
+	sizeCache                    protoimpl.SizeCache
+}
+
+func (x *UpdateOperationRequest) Reset() {
+	*x = UpdateOperationRequest{}
+	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateOperationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateOperationRequest) ProtoMessage() {}
+
+func (x *UpdateOperationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateOperationRequest.ProtoReflect.Descriptor instead.
+func (*UpdateOperationRequest) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *UpdateOperationRequest) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
+	}
+	return ""
+}
+
+func (x *UpdateOperationRequest) GetWeight() float64 {
+	if x != nil && x.Weight != nil {
+		return *x.Weight
+	}
+	return 0
+}
+
+func (x *UpdateOperationRequest) GetResourceLimits() *ResourceLimits {
+	if x != nil {
+		return x.ResourceLimits
+	}
+	return nil
+}
+
+func (x *UpdateOperationRequest) GetClearResourceLimits() bool {
+	if x != nil {
+		return x.ClearResourceLimits
+	}
+	return false
+}
+
+func (x *UpdateOperationRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *UpdateOperationRequest) GetSchedulingOptionsPerPoolTree() map[string]*PoolTreeOptions {
+	if x != nil {
+		return x.SchedulingOptionsPerPoolTree
+	}
+	return nil
+}
+
+// UpdateOperationResponse is the operation after the update (stored).
+type UpdateOperationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        *OperationStatus       `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateOperationResponse) Reset() {
+	*x = UpdateOperationResponse{}
+	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateOperationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateOperationResponse) ProtoMessage() {}
+
+func (x *UpdateOperationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateOperationResponse.ProtoReflect.Descriptor instead.
+func (*UpdateOperationResponse) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *UpdateOperationResponse) GetStatus() *OperationStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 var File_sharetree_v1_operation_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_operation_proto_rawDesc = "" +
@@ -1366,6 +1505,19 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"O\n" +
 	"\x16AbortOperationResponse\x125\n" +
+	"\x06status\x18\x01 \x01(\v2\x1d.sharetree.v1.OperationStatusR\x06status\"\xf3\x03\n" +
+	"\x16UpdateOperationRequest\x12!\n" +
+	"\foperation_id\x18\x01 \x01(\tR\voperationId\x12\x1b\n" +
+	"\x06weight\x18\x02 \x01(\x01H\x00R\x06weight\x88\x01\x01\x12E\n" +
+	"\x0fresource_limits\x18\x03 \x01(\v2\x1c.sharetree.v1.ResourceLimitsR\x0eresourceLimits\x122\n" +
+	"\x15clear_resource_limits\x18\x04 \x01(\bR\x13clearResourceLimits\x12\x12\n" +
+	"\x04pool\x18\x05 \x01(\tR\x04pool\x12\x8e\x01\n" +
+	" scheduling_options_per_pool_tree\x18\x06 \x03(\v2F.sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntryR\x1cschedulingOptionsPerPoolTree\x1an\n" +
+	"!SchedulingOptionsPerPoolTreeEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.sharetree.v1.PoolTreeOptionsR\x05value:\x028\x01B\t\n" +
+	"\a_weight\"P\n" +
+	"\x17UpdateOperationResponse\x125\n" +
 	"\x06status\x18\x01 \x01(\v2\x1d.sharetree.v1.OperationStatusR\x06status*k\n" +
 	"\x0ePreemptionMode\x12\x1f\n" +
 	"\x1bPREEMPTION_MODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
@@ -1392,64 +1544,71 @@ func file_sharetree_v1_operation_proto_rawDescGZIP() []byte {
 }
 
 var file_sharetree_v1_operation_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sharetree_v1_operation_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_sharetree_v1_operation_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_sharetree_v1_operation_proto_goTypes = []any{
-	(PreemptionMode)(0),            // 0: sharetree.v1.PreemptionMode
-	(OperationState)(0),            // 1: sharetree.v1.OperationState
-	(*Command)(nil),                // 2: sharetree.v1.Command
-	(*TaskSpec)(nil),               // 3: sharetree.v1.TaskSpec
-	(*PoolTreeOptions)(nil),        // 4: sharetree.v1.PoolTreeOptions
-	(*OperationSpec)(nil),          // 5: sharetree.v1.OperationSpec
-	(*PendingReason)(nil),          // 6: sharetree.v1.PendingReason
-	(*JobCounters)(nil),            // 7: sharetree.v1.JobCounters
-	(*TreeRuntime)(nil),            // 8: sharetree.v1.TreeRuntime
-	(*OperationStatus)(nil),        // 9: sharetree.v1.OperationStatus
-	(*StartOperationRequest)(nil),  // 10: sharetree.v1.StartOperationRequest
-	(*StartOperationResponse)(nil), // 11: sharetree.v1.StartOperationResponse
-	(*GetOperationRequest)(nil),    // 12: sharetree.v1.GetOperationRequest
-	(*ListOperationsRequest)(nil),  // 13: sharetree.v1.ListOperationsRequest
-	(*ListOperationsResponse)(nil), // 14: sharetree.v1.ListOperationsResponse
-	(*AbortOperationRequest)(nil),  // 15: sharetree.v1.AbortOperationRequest
-	(*AbortOperationResponse)(nil), // 16: sharetree.v1.AbortOperationResponse
-	nil,                            // 17: sharetree.v1.Command.EnvEntry
-	nil,                            // 18: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	(*Resources)(nil),              // 19: sharetree.v1.Resources
-	(*durationpb.Duration)(nil),    // 20: google.protobuf.Duration
-	(*ResourceLimits)(nil),         // 21: sharetree.v1.ResourceLimits
-	(*timestamppb.Timestamp)(nil),  // 22: google.protobuf.Timestamp
-	(*Error)(nil),                  // 23: sharetree.v1.Error
+	(PreemptionMode)(0),             // 0: sharetree.v1.PreemptionMode
+	(OperationState)(0),             // 1: sharetree.v1.OperationState
+	(*Command)(nil),                 // 2: sharetree.v1.Command
+	(*TaskSpec)(nil),                // 3: sharetree.v1.TaskSpec
+	(*PoolTreeOptions)(nil),         // 4: sharetree.v1.PoolTreeOptions
+	(*OperationSpec)(nil),           // 5: sharetree.v1.OperationSpec
+	(*PendingReason)(nil),           // 6: sharetree.v1.PendingReason
+	(*JobCounters)(nil),             // 7: sharetree.v1.JobCounters
+	(*TreeRuntime)(nil),             // 8: sharetree.v1.TreeRuntime
+	(*OperationStatus)(nil),         // 9: sharetree.v1.OperationStatus
+	(*StartOperationRequest)(nil),   // 10: sharetree.v1.StartOperationRequest
+	(*StartOperationResponse)(nil),  // 11: sharetree.v1.StartOperationResponse
+	(*GetOperationRequest)(nil),     // 12: sharetree.v1.GetOperationRequest
+	(*ListOperationsRequest)(nil),   // 13: sharetree.v1.ListOperationsRequest
+	(*ListOperationsResponse)(nil),  // 14: sharetree.v1.ListOperationsResponse
+	(*AbortOperationRequest)(nil),   // 15: sharetree.v1.AbortOperationRequest
+	(*AbortOperationResponse)(nil),  // 16: sharetree.v1.AbortOperationResponse
+	(*UpdateOperationRequest)(nil),  // 17: sharetree.v1.UpdateOperationRequest
+	(*UpdateOperationResponse)(nil), // 18: sharetree.v1.UpdateOperationResponse
+	nil,                             // 19: sharetree.v1.Command.EnvEntry
+	nil,                             // 20: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	nil,                             // 21: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	(*Resources)(nil),               // 22: sharetree.v1.Resources
+	(*durationpb.Duration)(nil),     // 23: google.protobuf.Duration
+	(*ResourceLimits)(nil),          // 24: sharetree.v1.ResourceLimits
+	(*timestamppb.Timestamp)(nil),   // 25: google.protobuf.Timestamp
+	(*Error)(nil),                   // 26: sharetree.v1.Error
 }
 var file_sharetree_v1_operation_proto_depIdxs = []int32{
-	17, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
-	19, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
+	19, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
+	22, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
 	2,  // 2: sharetree.v1.TaskSpec.command:type_name -> sharetree.v1.Command
-	20, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
-	21, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	18, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	21, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	23, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
+	24, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	20, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	24, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
 	3,  // 7: sharetree.v1.OperationSpec.tasks:type_name -> sharetree.v1.TaskSpec
 	0,  // 8: sharetree.v1.OperationSpec.preemption_mode:type_name -> sharetree.v1.PreemptionMode
 	6,  // 9: sharetree.v1.TreeRuntime.pending_reason:type_name -> sharetree.v1.PendingReason
 	5,  // 10: sharetree.v1.OperationStatus.spec:type_name -> sharetree.v1.OperationSpec
 	1,  // 11: sharetree.v1.OperationStatus.state:type_name -> sharetree.v1.OperationState
-	22, // 12: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
-	22, // 13: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
-	22, // 14: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
+	25, // 12: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
+	25, // 13: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
+	25, // 14: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
 	7,  // 15: sharetree.v1.OperationStatus.jobs:type_name -> sharetree.v1.JobCounters
 	8,  // 16: sharetree.v1.OperationStatus.trees:type_name -> sharetree.v1.TreeRuntime
-	23, // 17: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
-	19, // 18: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
-	19, // 19: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
+	26, // 17: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
+	22, // 18: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
+	22, // 19: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
 	5,  // 20: sharetree.v1.StartOperationRequest.spec:type_name -> sharetree.v1.OperationSpec
 	1,  // 21: sharetree.v1.ListOperationsRequest.states:type_name -> sharetree.v1.OperationState
 	9,  // 22: sharetree.v1.ListOperationsResponse.operations:type_name -> sharetree.v1.OperationStatus
 	9,  // 23: sharetree.v1.AbortOperationResponse.status:type_name -> sharetree.v1.OperationStatus
-	4,  // 24: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	24, // 24: sharetree.v1.UpdateOperationRequest.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	21, // 25: sharetree.v1.UpdateOperationRequest.scheduling_options_per_pool_tree:type_name -> sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	9,  // 26: sharetree.v1.UpdateOperationResponse.status:type_name -> sharetree.v1.OperationStatus
+	4,  // 27: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	4,  // 28: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_operation_proto_init() }
@@ -1465,13 +1624,14 @@ func file_sharetree_v1_operation_proto_init() {
 	}
 	file_sharetree_v1_operation_proto_msgTypes[2].OneofWrappers = []any{}
 	file_sharetree_v1_operation_proto_msgTypes[3].OneofWrappers = []any{}
+	file_sharetree_v1_operation_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_operation_proto_rawDesc), len(file_sharetree_v1_operation_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
