@@ -246,3 +246,11 @@ func (l *Ledger) moveOperation(id scheduler.OperationID, pool scheduler.PoolID) 
 	defer l.mu.Unlock()
 	return l.p.MoveOperation(id, pool)
 }
+
+// hasOperation reports whether an operation is still scheduled.
+func (l *Ledger) hasOperation(id scheduler.OperationID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ops[id]
+	return ok
+}

@@ -20,6 +20,9 @@ type nodeJob struct {
 	ref jobRef
 	res scheduler.Resources
 	op  *actor.PID
+	// ledger is the ledger of the tree that started the job (the node may
+	// have moved to another tree since).
+	ledger *Ledger
 	// sentAt is the heartbeat sequence whose response started the job: a
 	// later heartbeat that does not report it means it vanished.
 	sentAt uint64
@@ -28,21 +31,18 @@ type nodeJob struct {
 	abortReason string
 }
 
-// nodeTree is the tree a node belongs to.
-type nodeTree struct {
-	name   string
-	ledger *Ledger
-	// placer runs the ledger work of the tree's heartbeats.
-	placer *actor.PID
-}
-
 // nodeActor is one exec node's session.
 type nodeActor struct {
 	cfg    *Config
 	deps   Deps
 	id     string
-	tree   nodeTree
+	dir    func() *treeDirectory
 	onLost func(id string)
+
+	// tree is the node's tree, nil while it belongs to none; dirSeen is the
+	// directory it was resolved from.
+	tree    *nodeTree
+	dirSeen *treeDirectory
 
 	incarnation string
 	lastSeq     uint64
@@ -63,9 +63,9 @@ type nodeActor struct {
 	jobEvents []*pb.JobEvent
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, tree nodeTree, onLost func(string)) actor.Producer {
+func newNodeActor(cfg *Config, deps Deps, id string, dir func() *treeDirectory, onLost func(string)) actor.Producer {
 	return func() actor.Actor {
-		return &nodeActor{cfg: cfg, deps: deps, id: id, tree: tree, onLost: onLost, jobs: map[string]*nodeJob{},
+		return &nodeActor{cfg: cfg, deps: deps, id: id, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
 			period: durationpb.New(cfg.HeartbeatPeriod)}
 	}
 }
@@ -86,7 +86,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
 			n.inflight = nil
 		}
-		if n.online {
+		if n.online && n.tree != nil {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
 		}
 	default:
@@ -142,9 +142,9 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	n.lastSeq, n.lastHeard = seq, now
 	tags := slices.Clone(hb.GetTags())
 	slices.Sort(tags)
-	if !n.online || total != n.total || !slices.Equal(tags, n.tags) {
-		n.total, n.tags, n.online = total, tags, true
-		n.tree.ledger.setNode(scheduler.Node{ID: scheduler.NodeID(n.id), Resources: total, Tags: tags})
+	if dir := n.dir(); !n.online || total != n.total || !slices.Equal(tags, n.tags) || dir != n.dirSeen {
+		n.total, n.tags, n.online, n.dirSeen = total, tags, true, dir
+		n.join(dir)
 	}
 	resp := &pb.HeartbeatResponse{LeaderEpoch: n.deps.Epoch, HeartbeatPeriod: n.period}
 
@@ -180,24 +180,67 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		delete(n.jobs, id)
 		left = append(left, leftJob{job: j, state: pb.JobState_JOB_STATE_FAILED, reason: "vanished: not reported by the node", lost: true})
 	}
+	// Jobs that left: the node's tree releases its own in the pass, the
+	// ledgers of other trees (the node moved) at once.
+	var done []finishing
+	for _, l := range left {
+		f := l.finishing()
+		if n.tree != nil && l.job.ledger == n.tree.ledger {
+			done = append(done, f)
+		} else {
+			l.job.ledger.release([]finishing{f})
+		}
+	}
 	// What is left runs on: its resources are taken, and its operations are
 	// checked to still be scheduled.
 	ids := n.sortedJobIDs()
 	free := total
 	var check []scheduler.OperationID
+	var checkIDs []string
 	for _, id := range ids {
 		j := n.jobs[id]
 		free = free.Sub(j.res)
-		if j.abortReason == "" {
+		switch {
+		case j.abortReason != "":
+		case n.tree != nil && j.ledger == n.tree.ledger:
 			check = append(check, j.ref.key.Operation)
+			checkIDs = append(checkIDs, id)
+		case !j.ledger.hasOperation(j.ref.key.Operation):
+			j.abortReason = "operation finished"
 		}
 	}
-	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, seq: seq}
+	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq}
+	if n.tree == nil {
+		// In no tree: nothing to place.
+		n.finishHeartbeat(ctx, &passResult{gone: make([]bool, len(checkIDs))})
+		return nil
+	}
 	ctx.Request(n.tree.placer, &passRequest{
-		node: scheduler.NodeID(n.id), done: finishings(left), check: check,
+		node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
 	})
 	return nil
+}
+
+// join (re)resolves the node's tree from the directory and registers the
+// node's resources and tags in that tree's ledger.
+func (n *nodeActor) join(dir *treeDirectory) {
+	tree, matches := dir.resolve(n.tags)
+	if tree == nil && n.tree != nil || tree != nil && n.tree != nil && tree.ledger != n.tree.ledger {
+		n.tree.ledger.removeNode(scheduler.NodeID(n.id))
+	}
+	switch {
+	case tree == nil && len(matches) > 1:
+		n.cfg.Logger.Warn("node matches the node_tag_filter of several trees; it joins none", "node", n.id, "tags", n.tags, "trees", matches)
+	case tree == nil:
+		n.cfg.Logger.Warn("node matches no tree's node_tag_filter", "node", n.id, "tags", n.tags)
+	case n.tree == nil || n.tree.name != tree.name:
+		n.cfg.Logger.Info("node joins tree", "node", n.id, "tree", tree.name)
+	}
+	n.tree = tree
+	if tree != nil {
+		tree.ledger.setNode(scheduler.Node{ID: scheduler.NodeID(n.id), Resources: n.total, Tags: n.tags})
+	}
 }
 
 // heartbeatInFlight is a heartbeat waiting for the placer.
@@ -205,10 +248,10 @@ type heartbeatInFlight struct {
 	reply func(*pb.HeartbeatResponse, *pb.Error)
 	resp  *pb.HeartbeatResponse
 	left  []leftJob
-	// ids are the jobs that run on, sorted; the pass's gone answers the
-	// ones without an abort reason, in this order.
-	ids []string
-	seq uint64
+	// ids are the jobs that run on, sorted; checkIDs those of them the
+	// pass checks, in the order of its gone answers.
+	ids, checkIDs []string
+	seq           uint64
 }
 
 // finishHeartbeat completes the heartbeat in flight with the placer's
@@ -222,21 +265,18 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	n.inflight = nil
 	resp := h.resp
 	n.notifyLeft(ctx, h.left)
-	k := 0
-	for _, id := range h.ids {
-		j := n.jobs[id]
-		if j.abortReason == "" {
-			if res.gone[k] {
-				j.abortReason = "operation finished"
-			}
-			k++
+	for k, id := range h.checkIDs {
+		if res.gone[k] {
+			n.jobs[id].abortReason = "operation finished"
 		}
-		if j.abortReason != "" {
+	}
+	for _, id := range h.ids {
+		if j := n.jobs[id]; j.abortReason != "" {
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: id, Reason: j.abortReason})
 		}
 	}
 	for _, s := range res.started {
-		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, sentAt: h.seq}
+		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, ledger: n.tree.ledger, sentAt: h.seq}
 		resp.JobsToStart = append(resp.JobsToStart, s.spec)
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
 		n.publishJob(s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
@@ -254,14 +294,10 @@ type leftJob struct {
 	lost   bool
 }
 
-// finishings are the ledger releases of jobs that left: all but completed
+// finishing is the ledger release of a job that left: all but completed
 // jobs go back to pending (unless their operation is gone).
-func finishings(left []leftJob) []finishing {
-	out := make([]finishing, len(left))
-	for i, l := range left {
-		out[i] = finishing{ref: l.job.ref, requeue: l.state != pb.JobState_JOB_STATE_COMPLETED}
-	}
-	return out
+func (l leftJob) finishing() finishing {
+	return finishing{ref: l.job.ref, requeue: l.state != pb.JobState_JOB_STATE_COMPLETED}
 }
 
 // notifyLeft tells the operations and the event stream about jobs that
@@ -309,7 +345,9 @@ func (n *nodeActor) vanishAll(ctx actor.Context, reason string) {
 		left = append(left, leftJob{job: n.jobs[id], state: pb.JobState_JOB_STATE_FAILED, reason: reason, lost: true})
 		delete(n.jobs, id)
 	}
-	n.tree.ledger.release(finishings(left))
+	for _, l := range left {
+		l.job.ledger.release([]finishing{l.finishing()})
+	}
 	n.notifyLeft(ctx, left)
 }
 
@@ -321,7 +359,9 @@ func (n *nodeActor) check(ctx actor.Context) {
 	silent := n.cfg.Now().Sub(n.lastHeard)
 	if n.online && silent >= n.cfg.NodeOfflineTimeout {
 		n.online = false
-		n.tree.ledger.removeNode(scheduler.NodeID(n.id))
+		if n.tree != nil {
+			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
+		}
 		n.cfg.Logger.Warn("node offline", "node", n.id, "silent", silent)
 	}
 	if silent >= n.cfg.NodeLostTimeout {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -28,6 +29,8 @@ type System struct {
 	names  []string
 	router *nodeRouter
 
+	// dir is the tree directory node actors resolve their tree from.
+	dir       atomic.Pointer[treeDirectory]
 	fatal     chan error
 	fatalOnce sync.Once
 	stop      chan struct{}
@@ -89,11 +92,15 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		}
 		ref.placer = placer
 	}
-	def := s.trees[defaultTree]
+	dir := &treeDirectory{}
+	for _, name := range s.names {
+		ref := s.trees[name]
+		dir.trees = append(dir.trees, &nodeTree{name: name, ledger: ref.ledger, placer: ref.placer, filter: ref.spec.NodeFilter})
+	}
+	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
 	s.router.props = func(id string) *actor.Props {
-		tree := nodeTree{name: def.spec.Name, ledger: def.ledger, placer: def.placer}
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, tree, s.router.remove), guard)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), guard)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s.trees, defaultTree, revived), guard), "root")
 	if err != nil {

@@ -24,6 +24,9 @@ type TreeSpec struct {
 	Pools  []scheduler.PoolConfig
 	// Volumes are the integral pools' initial accumulated volumes.
 	Volumes map[scheduler.PoolID]scheduler.Resources
+	// NodeFilter selects the tree's exec nodes (node_tag_filter); nil takes
+	// every node. A node must match exactly one tree.
+	NodeFilter NodeFilter
 }
 
 // treeOp is an operation the tree admitted.
