@@ -16,8 +16,9 @@ type NodeFilter interface {
 type nodeTree struct {
 	name   string
 	ledger *Ledger
-	// placer runs the ledger work of the tree's heartbeats.
-	placer *actor.PID
+	// pid is the tree actor; placer runs the ledger work of the tree's
+	// heartbeats.
+	pid, placer *actor.PID
 	// filter selects the tree's nodes; nil takes every node.
 	filter NodeFilter
 }

@@ -170,3 +170,16 @@ type updateInTreeResult struct {
 	running bool
 	pending *pb.PendingReason
 }
+
+// applyTrees asks the root to bring the trees to a new configuration.
+type applyTrees struct {
+	trees       []TreeSpec
+	defaultTree string
+	reply       func(error)
+}
+
+// reconfigureTree asks a tree actor to run a new configuration of itself.
+type reconfigureTree struct{ spec TreeSpec }
+
+// reconfigured answers reconfigureTree.
+type reconfigured struct{ err error }

@@ -22,9 +22,14 @@ type treeRef struct {
 	pools  map[scheduler.PoolID]bool
 }
 
+func (r *treeRef) nodeTree() *nodeTree {
+	return &nodeTree{name: r.spec.Name, ledger: r.ledger, pid: r.pid, placer: r.placer, filter: r.spec.NodeFilter}
+}
+
 // rootOp is the root's registry entry of an operation.
 type rootOp struct {
 	pid    *actor.PID // nil once the operation actor stopped
+	trees  []string   // the pool trees it runs in
 	status *pb.OperationStatus
 }
 
@@ -32,7 +37,10 @@ type rootOp struct {
 type rootActor struct {
 	cfg         *Config
 	deps        Deps
+	sys         *System
 	trees       map[string]*treeRef
+	// order is the trees' configuration order.
+	order       []string
 	defaultTree string
 	revive      []*pb.OperationStatus
 
@@ -41,9 +49,13 @@ type rootActor struct {
 	seq   uint64
 }
 
-func newRootActor(cfg *Config, deps Deps, trees map[string]*treeRef, defaultTree string, revive []*pb.OperationStatus) actor.Producer {
+func newRootActor(cfg *Config, deps Deps, sys *System, trees map[string]*treeRef, defaultTree string, revive []*pb.OperationStatus) actor.Producer {
+	var order []string
+	for _, t := range sys.dir.Load().trees {
+		order = append(order, t.name)
+	}
 	return func() actor.Actor {
-		return &rootActor{cfg: cfg, deps: deps, trees: trees, defaultTree: defaultTree, revive: revive,
+		return &rootActor{cfg: cfg, deps: deps, sys: sys, trees: trees, order: order, defaultTree: defaultTree, revive: revive,
 			ops: map[string]*rootOp{}, byPID: map[string]string{}}
 	}
 }
@@ -62,6 +74,8 @@ func (r *rootActor) Receive(ctx actor.Context) {
 		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
 	case *UpdateOperation:
 		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
+	case *applyTrees:
+		r.applyTrees(ctx, m)
 	case *statusUpdate:
 		if op, ok := r.ops[m.status.GetId()]; ok {
 			op.status = m.status
@@ -190,7 +204,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 		return
 	}
 	ctx.Watch(pid)
-	r.ops[id] = &rootOp{pid: pid}
+	r.ops[id] = &rootOp{pid: pid, trees: spec.GetPoolTrees()}
 	r.byPID[pid.GetId()] = id
 	for _, a := range admits {
 		a.op = pid

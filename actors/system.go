@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,21 +19,45 @@ var ErrTrees = errors.New("actors: invalid trees")
 
 // System is a running scheduler: the actor system, the root, the trees and
 // the node router. Its methods are what the NATS boundary calls; they only
-// send messages and never block.
+// send messages and never block (ApplyTrees waits for its answer).
 type System struct {
 	cfg    Config
+	deps   Deps
 	as     *actor.ActorSystem
+	guard  actor.PropsOption
 	root   *actor.PID
-	trees  map[string]*treeRef
-	names  []string
 	router *nodeRouter
-
-	// dir is the tree directory node actors resolve their tree from.
+	// dir is the tree directory node actors resolve their tree from; the
+	// root publishes a new one when trees change.
 	dir       atomic.Pointer[treeDirectory]
 	fatal     chan error
 	fatalOnce sync.Once
 	stop      chan struct{}
 	done      chan struct{}
+}
+
+// checkTrees validates a set of trees and its default tree.
+func checkTrees(trees []TreeSpec, defaultTree string) error {
+	if len(trees) == 0 {
+		return fmt.Errorf("%w: no trees", ErrTrees)
+	}
+	seen := map[string]bool{}
+	for _, t := range trees {
+		if seen[t.Name] {
+			return fmt.Errorf("%w: tree %q defined twice", ErrTrees, t.Name)
+		}
+		seen[t.Name] = true
+		if err := t.Config.Validate(); err != nil {
+			return fmt.Errorf("%w: tree %s: %w", ErrTrees, t.Name, err)
+		}
+		if _, err := scheduler.NewAdmission(t.Config, t.Pools); err != nil {
+			return fmt.Errorf("%w: tree %s: %w", ErrTrees, t.Name, err)
+		}
+	}
+	if !seen[defaultTree] {
+		return fmt.Errorf("%w: default tree %q is not defined", ErrTrees, defaultTree)
+	}
+	return nil
 }
 
 // Start validates the trees and starts the actors. revived are the
@@ -46,69 +69,71 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	if deps.Events == nil || deps.Signals == nil || deps.Store == nil {
 		return nil, fmt.Errorf("%w: Deps needs Events, Signals and Store", ErrConfig)
 	}
-	if len(trees) == 0 {
-		return nil, fmt.Errorf("%w: no trees", ErrTrees)
+	if err := checkTrees(trees, defaultTree); err != nil {
+		return nil, err
 	}
-	s := &System{cfg: cfg, trees: map[string]*treeRef{}, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	for _, t := range trees {
-		if _, dup := s.trees[t.Name]; dup {
-			return nil, fmt.Errorf("%w: tree %q defined twice", ErrTrees, t.Name)
-		}
-		if err := t.Config.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: tree %s: %w", ErrTrees, t.Name, err)
-		}
-		if _, err := scheduler.NewAdmission(t.Config, t.Pools); err != nil {
-			return nil, fmt.Errorf("%w: tree %s: %w", ErrTrees, t.Name, err)
-		}
-		ref := &treeRef{spec: t, ledger: newLedger(t.Name), pools: map[scheduler.PoolID]bool{}}
-		for _, p := range t.Pools {
-			ref.pools[p.Name] = true
-		}
-		s.trees[t.Name] = ref
-		s.names = append(s.names, t.Name)
-	}
-	if _, ok := s.trees[defaultTree]; !ok {
-		return nil, fmt.Errorf("%w: default tree %q is not defined", ErrTrees, defaultTree)
-	}
+	s := &System{cfg: cfg, deps: deps, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	c := &s.cfg
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return c.Logger.With("component", "protoactor")
 	}))
-	guard := actor.WithGuardian(actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
+	s.guard = actor.WithGuardian(actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
 		s.failFatal(fmt.Errorf("actor panic: %v", reason))
 		return actor.StopDirective
 	}))
-	for _, name := range s.names {
-		ref := s.trees[name]
-		props := actor.PropsFromProducer(newTreeActor(c, deps, ref.spec, ref.ledger), guard)
-		pid, err := s.as.Root.SpawnNamed(props, "tree:"+name)
-		if err != nil {
-			return nil, fmt.Errorf("spawn tree %s: %w", name, err)
-		}
-		ref.pid = pid
-		placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), guard), "placer:"+name)
-		if err != nil {
-			return nil, fmt.Errorf("spawn placer %s: %w", name, err)
-		}
-		ref.placer = placer
-	}
+	refs := map[string]*treeRef{}
 	dir := &treeDirectory{}
-	for _, name := range s.names {
-		ref := s.trees[name]
-		dir.trees = append(dir.trees, &nodeTree{name: name, ledger: ref.ledger, placer: ref.placer, filter: ref.spec.NodeFilter})
+	for _, t := range trees {
+		ref, err := s.spawnTree(t)
+		if err != nil {
+			return nil, err
+		}
+		refs[t.Name] = ref
+		dir.trees = append(dir.trees, ref.nodeTree())
 	}
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
 	s.router.props = func(id string) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), guard)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), s.guard)
 	}
-	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s.trees, defaultTree, revived), guard), "root")
+	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
 		return nil, fmt.Errorf("spawn root: %w", err)
 	}
 	s.root = root
 	go s.monitorNodes()
 	return s, nil
+}
+
+// spawnTree starts a tree's actor and placer around a new ledger.
+func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
+	ref := &treeRef{spec: spec, ledger: newLedger(spec.Name), pools: poolSet(spec.Pools)}
+	pid, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newTreeActor(&s.cfg, s.deps, spec, ref.ledger), s.guard), "tree:"+spec.Name)
+	if err != nil {
+		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
+	}
+	ref.pid = pid
+	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard), "placer:"+spec.Name)
+	if err != nil {
+		_ = s.as.Root.StopFuture(pid).Wait()
+		return nil, fmt.Errorf("spawn placer %s: %w", spec.Name, err)
+	}
+	ref.placer = placer
+	return ref, nil
+}
+
+// stopTree stops a removed tree's actors.
+func (s *System) stopTree(ref *treeRef) {
+	s.as.Root.Stop(ref.pid)
+	s.as.Root.Stop(ref.placer)
+}
+
+func poolSet(pools []scheduler.PoolConfig) map[scheduler.PoolID]bool {
+	out := make(map[scheduler.PoolID]bool, len(pools))
+	for _, p := range pools {
+		out[p.Name] = true
+	}
+	return out
 }
 
 func (s *System) failFatal(err error) {
@@ -157,15 +182,39 @@ func (s *System) Abort(m *AbortOperation) { s.as.Root.Send(s.root, m) }
 func (s *System) Heartbeat(m *NodeHeartbeat) { s.router.route(m.Heartbeat.GetNodeId(), m) }
 
 // Trees returns the tree names in configuration order.
-func (s *System) Trees() []string { return slices.Clone(s.names) }
+func (s *System) Trees() []string {
+	d := s.dir.Load()
+	names := make([]string, len(d.trees))
+	for i, t := range d.trees {
+		names[i] = t.name
+	}
+	return names
+}
 
 // Result returns a tree's latest fair-share result (nil before the first
 // update or for an unknown tree).
 func (s *System) Result(tree string) *scheduler.Result {
-	if t := s.trees[tree]; t != nil {
-		return t.ledger.result()
+	for _, t := range s.dir.Load().trees {
+		if t.name == tree {
+			return t.ledger.result()
+		}
 	}
 	return nil
+}
+
+// ApplyTrees brings the running trees to a new configuration: trees are
+// reconfigured in place (running operations keep running), added, or
+// removed when no operation uses them. What cannot be applied is kept as
+// it was and reported in the error; the rest is applied.
+func (s *System) ApplyTrees(trees []TreeSpec, defaultTree string, timeout time.Duration) error {
+	done := make(chan error, 1)
+	s.as.Root.Send(s.root, &applyTrees{trees: trees, defaultTree: defaultTree, reply: func(err error) { done <- err }})
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(timeout):
+		return fmt.Errorf("%w: the scheduler did not apply the trees within %s", ErrTrees, timeout)
+	}
 }
 
 // NodeCount is the number of node sessions.
@@ -179,9 +228,9 @@ func (s *System) Stop() {
 		_ = s.as.Root.StopFuture(pid).Wait()
 	}
 	_ = s.as.Root.StopFuture(s.root).Wait()
-	for _, name := range s.names {
-		_ = s.as.Root.StopFuture(s.trees[name].pid).Wait()
-		_ = s.as.Root.StopFuture(s.trees[name].placer).Wait()
+	for _, t := range s.dir.Load().trees {
+		_ = s.as.Root.StopFuture(t.pid).Wait()
+		_ = s.as.Root.StopFuture(t.placer).Wait()
 	}
 	s.as.Shutdown()
 }

@@ -86,6 +86,8 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		t.tick(ctx)
 	case *updateDone:
 		t.updated(ctx, m)
+	case *reconfigureTree:
+		ctx.Respond(&reconfigured{err: t.reconfigure(ctx, m.spec)})
 	case *updateInTree:
 		res := t.updateOperation(ctx, m)
 		if ctx.Sender() != nil {
@@ -111,9 +113,30 @@ func (t *treeActor) start(ctx actor.Context) {
 	for name, v := range t.spec.Volumes {
 		t.state.Pools[name] = scheduler.PoolState{AccumulatedVolume: v}
 	}
+	t.syncPoolActors(ctx)
+	t.startTimer(ctx)
+}
+
+// syncPoolActors gives every configured pool an actor and stops the actors
+// of pools that are gone.
+func (t *treeActor) syncPoolActors(ctx actor.Context) {
+	keep := poolSet(t.spec.Pools)
+	for name, pid := range t.pools {
+		if !keep[name] {
+			ctx.Stop(pid)
+			delete(t.pools, name)
+		}
+	}
 	for _, p := range t.spec.Pools {
-		props := actor.PropsFromProducer(newPoolActor(t.spec.Name, p.Name, t.deps))
-		t.pools[p.Name] = ctx.Spawn(props)
+		if _, ok := t.pools[p.Name]; !ok {
+			t.pools[p.Name] = ctx.Spawn(actor.PropsFromProducer(newPoolActor(t.spec.Name, p.Name, t.deps)))
+		}
+	}
+}
+
+func (t *treeActor) startTimer(ctx actor.Context) {
+	if t.cancel != nil {
+		t.cancel()
 	}
 	period := t.spec.Config.FairShareUpdatePeriod
 	t.cancel = timer.NewTimerScheduler(ctx).SendRepeatedly(0, period, ctx.Self(), &treeTick{})

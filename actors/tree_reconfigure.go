@@ -1,0 +1,56 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// reconfigure runs a new configuration of the tree without a restart:
+// admission counts and queues are rebuilt from the admitted operations
+// (running ones keep running even where a limit was lowered; pending ones
+// start where a limit was raised), the placement gets the new pools with
+// every running job kept, pool actors follow the pools, and the update
+// period takes effect. A configuration that would remove a pool holding
+// operations is refused, and the tree keeps the one it runs.
+func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
+	if spec.Name != t.spec.Name {
+		return fmt.Errorf("tree %s cannot become tree %s", t.spec.Name, spec.Name)
+	}
+	if err := spec.Config.Validate(); err != nil {
+		return err
+	}
+	old := t.spec
+	// The placement changes nothing when it refuses; the admission would
+	// start pending operations, so it goes second.
+	if err := t.ledger.setPools(placementPools(spec.Pools)); err != nil {
+		return err
+	}
+	started, err := t.adm.Reconfigure(spec.Config, spec.Pools)
+	if err != nil {
+		if rerr := t.ledger.setPools(placementPools(old.Pools)); rerr != nil {
+			panic(fmt.Sprintf("tree %s: restoring the placement after a refused configuration: %v", t.spec.Name, rerr))
+		}
+		return err
+	}
+	t.spec = spec
+	t.syncPoolActors(ctx)
+	if spec.Config.FairShareUpdatePeriod != old.Config.FairShareUpdatePeriod {
+		t.startTimer(ctx)
+	}
+	for _, id := range started {
+		op := t.ops[id]
+		if op == nil {
+			continue
+		}
+		if err := t.run(op); err != nil {
+			t.cfg.Logger.Error("start operation after a reconfiguration", "tree", t.spec.Name, "operation", id, "err", err)
+			continue
+		}
+		op.lastQueue = nil
+		ctx.Send(op.msg.op, &operationStarted{tree: t.spec.Name})
+	}
+	t.refreshPending(ctx)
+	t.cfg.Logger.Info("tree reconfigured", "tree", t.spec.Name, "pools", len(spec.Pools), "started", len(started))
+	return nil
+}
