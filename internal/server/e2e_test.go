@@ -48,6 +48,12 @@ type cluster struct {
 
 func startCluster(t *testing.T, nodes int, res scheduler.Resources) *cluster {
 	t.Helper()
+	return startClusterTagged(t, nodes, res, nil)
+}
+
+// startClusterTagged starts agents whose tags tagsOf gives (nil: none).
+func startClusterTagged(t *testing.T, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
+	t.Helper()
 	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +83,9 @@ func startCluster(t *testing.T, nodes int, res scheduler.Resources) *cluster {
 		acfg := nodeagent.DefaultConfig(fmt.Sprintf("node-%d", i), res)
 		acfg.HeartbeatPeriod = 50 * time.Millisecond
 		acfg.WorkDir = t.TempDir()
+		if tagsOf != nil {
+			acfg.Tags = tagsOf(i)
+		}
 		a, err := nodeagent.New(acfg, nc)
 		if err != nil {
 			t.Fatal(err)
