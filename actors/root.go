@@ -35,10 +35,10 @@ type rootOp struct {
 
 // rootActor owns the operation registry and routes requests.
 type rootActor struct {
-	cfg         *Config
-	deps        Deps
-	sys         *System
-	trees       map[string]*treeRef
+	cfg   *Config
+	deps  Deps
+	sys   *System
+	trees map[string]*treeRef
 	// order is the trees' configuration order.
 	order       []string
 	defaultTree string
