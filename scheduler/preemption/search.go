@@ -4,8 +4,9 @@ import "github.com/sharetree/sharetree/scheduler"
 
 // searchBudget caps the candidate sets the exact search examines per
 // starving operation; past it the greedy choice is used. A count, not a
-// time, so that results stay deterministic.
-const searchBudget = 1 << 16
+// time, so that results stay deterministic. A variable only so that tests
+// can lower it.
+var searchBudget = 1 << 16
 
 // search finds the fewest victims among cands (in candidate order) whose
 // removal covers deficit without breaking a floor or a pool's protection.
