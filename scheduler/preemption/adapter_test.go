@@ -44,10 +44,12 @@ func newHarness(t *testing.T, tree scheduler.TreeConfig, pools []scheduler.PoolC
 	return h
 }
 
-func (h *harness) add(id, pool string, jobs int, mode Mode) {
+func (h *harness) add(id, pool string, jobs int, mode Mode) { h.addShaped(id, pool, jobs, unit, mode) }
+
+func (h *harness) addShaped(id, pool string, jobs int, res scheduler.Resources, mode Mode) {
 	h.order++
 	if err := h.p.AddOperation(placement.OperationSpec{ID: scheduler.OperationID(id), Pool: scheduler.PoolID(pool), Order: h.order,
-		Tasks: []placement.TaskSpec{{Name: "t", JobCount: jobs, JobResources: unit}}}); err != nil {
+		Tasks: []placement.TaskSpec{{Name: "t", JobCount: jobs, JobResources: res}}}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.modes[scheduler.OperationID(id)] = mode
