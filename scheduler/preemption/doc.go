@@ -90,4 +90,46 @@
 // Operation.Usage and Pool.Usage exclude jobs already being interrupted
 // anywhere in the cluster; the caller must record an interruption before the
 // next view is built, or every node would interrupt the same excess again.
+//
+// # Calling it from a node actor
+//
+// The tree keeps one [TreeSettings] per configuration and, next to its
+// placement, the jobs being interrupted (Source.Interrupting: added when an
+// interruption or abort is sent, removed when the job leaves). On a
+// heartbeat, under the lock that guards the placement:
+//
+//	src := &preemption.Source{Settings: ts, Result: latest, Placement: p,
+//		Operation: settingsOf, Interrupting: interrupting}
+//
+//	// 1. Graceful pass, every heartbeat.
+//	gv, err := src.GracefulView(node, jobs)
+//	interrupts, err := preemption.Graceful(gv)
+//	for _, g := range interrupts {
+//		// interrupt g.Job with allocation_graceful_preemption_timeout,
+//		// record it in interrupting, emit g.Reason.String()
+//	}
+//
+//	// 2. Regular scheduling pass (placement.Schedule) as before.
+//
+//	// 3. Preemptive pass, at most every preemptive_scheduling_backoff per
+//	// node, with node.Free and jobs as they are after step 2.
+//	pv, err := src.PreemptionView(node, jobs)
+//	plan, err := preemption.Preempt(pv)
+//	for _, d := range plan.Decisions {
+//		for _, v := range d.Victims {
+//			// interrupt v.Job with allocation_preemption_timeout, record
+//			// it in interrupting, emit v.Reason.String()
+//		}
+//		a, ok := p.StartNext(d.Operation, node.ID) // the job in their place
+//	}
+//	for _, r := range plan.Refusals {
+//		// log or emit r.String()
+//	}
+//
+// Starting the job at once overcommits the node until the victims leave
+// (at most the preemption timeout); a caller that cannot tolerate that
+// skips StartNext and lets the regular pass of a later heartbeat place the
+// starving operation, which is then the neediest (Preempt does not preempt
+// again while the job fits in free plus leaving resources:
+// RefusalFitsWithoutPreemption).
 package preemption
