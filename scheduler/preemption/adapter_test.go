@@ -62,8 +62,17 @@ func (h *harness) fill() {
 	}
 }
 
+func (h *harness) total(node scheduler.NodeID) scheduler.Resources {
+	for _, n := range h.nodes {
+		if n.ID == node {
+			return n.Resources
+		}
+	}
+	return scheduler.Resources{}
+}
+
 func (h *harness) free(node scheduler.NodeID) scheduler.Resources {
-	free := unit.Scale(6)
+	free := h.total(node)
 	for _, j := range h.nodeJobs(node) {
 		free = free.Sub(j.Resources)
 	}
@@ -121,7 +130,7 @@ func (h *harness) source() *Source {
 }
 
 func (h *harness) node(id scheduler.NodeID) Node {
-	return Node{ID: id, Total: unit.Scale(6), Free: h.free(id)}
+	return Node{ID: id, Total: h.total(id), Free: h.free(id)}
 }
 
 func (h *harness) preempt(node scheduler.NodeID) (Plan, *View) {
