@@ -34,7 +34,7 @@ func TestGracefulFigure(t *testing.T) {
 	}
 	const (
 		heavyStart = 10
-		drain      = 2  // seconds an interrupted instance takes to exit
+		drain      = 2 // seconds an interrupted instance takes to exit
 		end        = 150
 	)
 	exitAt := map[placement.JobKey]int{} // interrupted instances
