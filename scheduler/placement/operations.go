@@ -110,16 +110,7 @@ func (p *Placement) RemoveOperation(id scheduler.OperationID) {
 func (p *Placement) Operations() []OperationUsage {
 	out := make([]OperationUsage, len(p.opList))
 	for i, e := range p.opList {
-		u := OperationUsage{
-			ID: scheduler.OperationID(e.name), Pool: e.op.pool, Order: e.order,
-			Usage:           e.usage.resources(),
-			Demand:          e.usage.add(e.pending).resources(),
-			PendingJobCount: e.pendingJobs, RunningJobCount: len(e.op.running),
-		}
-		if len(e.op.active) > 0 {
-			u.JobResources = e.op.tasks[e.op.active[0]].spec
-		}
-		out[i] = u
+		out[i] = e.usageReport()
 	}
 	return out
 }

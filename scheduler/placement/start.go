@@ -1,0 +1,32 @@
+package placement
+
+import "github.com/sharetree/sharetree/scheduler"
+
+// StartNext starts the next pending job of operation id on node without
+// looking at the node's free resources: the caller has made room for it (by
+// preemption, see scheduler/preemption). The operation and its ancestors
+// stay within their ResourceLimits: the job is the first of the operation's
+// tasks with pending jobs that fits what the limits leave. It returns false,
+// changing nothing, for an unknown operation, one with nothing pending, or
+// one whose limits leave room for none of its pending jobs.
+// O(depth·log n + tasks).
+func (p *Placement) StartNext(id scheduler.OperationID, node scheduler.NodeID) (Assignment, bool) {
+	e := p.ops[id]
+	if e == nil || len(e.op.active) == 0 {
+		return Assignment{}, false
+	}
+	room := unlimitedVec
+	for a := e; a != nil; a = a.parent {
+		if a.limited {
+			room = room.min(a.room())
+		}
+	}
+	ti := e.op.firstFit(room)
+	if ti < 0 {
+		return Assignment{}, false
+	}
+	t := &e.op.tasks[ti]
+	idx := t.take()
+	p.run(e, ti, idx, node)
+	return Assignment{Job: JobKey{Operation: id, Task: ti, Index: idx}, Resources: t.spec}, true
+}
