@@ -39,6 +39,14 @@ type Config struct {
 	FairShareEventPeriod time.Duration
 	// RequestTimeout bounds every actor-to-actor request. Default 5s.
 	RequestTimeout time.Duration
+	// PreemptionRateLimit caps the jobs one tree interrupts per second for
+	// starving operations (a token bucket of this rate and burst); 0 turns
+	// preemption off. Graceful preemption is not counted. Default 100.
+	PreemptionRateLimit float64
+	// GracefulTolerance: a graceful operation's jobs are interrupted when
+	// its usage share exceeds its fair share by more than this (on its
+	// dominant resource). Default 1e-4.
+	GracefulTolerance float64
 }
 
 // DefaultConfig returns the defaults.
@@ -52,6 +60,8 @@ func DefaultConfig() Config {
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
+		PreemptionRateLimit:      100,
+		GracefulTolerance:        1e-4,
 	}
 }
 
@@ -77,6 +87,10 @@ func (c *Config) Validate() error {
 		return bad("DefaultMaxFailedJobCount", "must be >= 0, got %d", c.DefaultMaxFailedJobCount)
 	case c.FairShareEventPeriod <= 0:
 		return bad("FairShareEventPeriod", "must be positive, got %s", c.FairShareEventPeriod)
+	case c.PreemptionRateLimit < 0 || c.PreemptionRateLimit != c.PreemptionRateLimit:
+		return bad("PreemptionRateLimit", "must be a number >= 0, got %g", c.PreemptionRateLimit)
+	case c.GracefulTolerance < 0 || c.GracefulTolerance != c.GracefulTolerance:
+		return bad("GracefulTolerance", "must be a number >= 0, got %g", c.GracefulTolerance)
 	case c.RequestTimeout <= 0:
 		return bad("RequestTimeout", "must be positive, got %s", c.RequestTimeout)
 	}

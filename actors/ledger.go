@@ -11,6 +11,7 @@ import (
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/scheduler/placement"
+	"github.com/sharetree/sharetree/scheduler/preemption"
 )
 
 // ledgerOp is what the ledger keeps about a running operation besides its
@@ -41,22 +42,35 @@ type Ledger struct {
 	ops    map[scheduler.OperationID]*ledgerOp
 	nodes  map[scheduler.NodeID]scheduler.Node
 	latest atomic.Pointer[scheduler.Result]
+	// pre is the preemption state (settings, jobs being interrupted,
+	// backoff, rate limit).
+	pre preemptState
 }
 
-func newLedger(tree string) *Ledger {
+func newLedger(tree string, cfg *Config) *Ledger {
 	return &Ledger{
 		tree:  tree,
 		p:     placement.New(),
 		ops:   map[scheduler.OperationID]*ledgerOp{},
 		nodes: map[scheduler.NodeID]scheduler.Node{},
+		pre:   newPreemptState(cfg),
 	}
 }
 
-// setPools rebuilds the pool structure.
-func (l *Ledger) setPools(pools []placement.PoolSpec) error {
+// setTree rebuilds the pool structure and the preemption settings for a
+// tree configuration; nothing changes on error.
+func (l *Ledger) setTree(cfg scheduler.TreeConfig, pools []scheduler.PoolConfig) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.p.SetPools(pools)
+	settings, err := preemption.NewTreeSettings(cfg, pools)
+	if err != nil {
+		return err
+	}
+	if err := l.p.SetPools(placementPools(pools)); err != nil {
+		return err
+	}
+	l.pre.settings, l.pre.tree = settings, cfg
+	return nil
 }
 
 // addOperation starts scheduling an operation's jobs.
@@ -77,6 +91,7 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 	defer l.mu.Unlock()
 	l.p.RemoveOperation(id)
 	delete(l.ops, id)
+	l.pre.forgetOperation(id)
 }
 
 // finishing is a job leaving its node: its usage is released, and unless it
@@ -88,17 +103,26 @@ type finishing struct {
 
 // pass is one heartbeat's work on the ledger under a single lock: release
 // the jobs that left the node, tell which of the operations in check are no
-// longer scheduled, and run the node's scheduling pass on free.
-func (l *Ledger) pass(node scheduler.NodeID, done []finishing, check []scheduler.OperationID, free scheduler.Resources, maxJobs int) (gone []bool, started []startedJob) {
+// longer scheduled, run the node's scheduling pass on free, then graceful
+// preemption and preemption for starving operations.
+func (l *Ledger) pass(m *passRequest) *passResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.releaseLocked(done)
-	gone = make([]bool, len(check))
-	for i, id := range check {
+	l.releaseLocked(m.done)
+	res := &passResult{gone: make([]bool, len(m.check))}
+	for i, id := range m.check {
 		_, ok := l.ops[id]
-		gone[i] = !ok
+		res.gone[i] = !ok
 	}
-	return gone, l.scheduleLocked(node, free, maxJobs)
+	res.started = l.scheduleLocked(m.node, m.free, m.maxJobs)
+	if _, online := l.nodes[m.node]; online {
+		free := m.free
+		for _, s := range res.started {
+			free = free.Sub(s.res)
+		}
+		res.interrupts = l.preemptLocked(m.node, m.total, free, m.jobs, m.now)
+	}
+	return res
 }
 
 // release releases jobs that left a node outside a heartbeat (the node
@@ -111,6 +135,7 @@ func (l *Ledger) release(done []finishing) {
 
 func (l *Ledger) releaseLocked(done []finishing) {
 	for _, d := range done {
+		delete(l.pre.interrupting, d.ref.key)
 		if !l.p.JobFinished(d.ref.key, d.requeue) || !d.requeue {
 			continue
 		}

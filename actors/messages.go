@@ -1,11 +1,14 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/scheduler/placement"
+	"github.com/sharetree/sharetree/scheduler/preemption"
 )
 
 // Messages between actors and from the NATS boundary. Every message is
@@ -105,6 +108,9 @@ type jobFinished struct {
 	// lost: the job vanished or its node was lost; it does not count toward
 	// max_failed_job_count.
 	lost bool
+	// interrupted: it finished after an interruption; completed or not, its
+	// work runs again.
+	interrupted bool
 }
 
 // statusUpdate carries an operation's latest status to the root (for
@@ -145,12 +151,18 @@ type passRequest struct {
 	check   []scheduler.OperationID
 	free    scheduler.Resources
 	maxJobs int
+	// total, jobs and now feed preemption: the node's resources, the jobs
+	// that run on (sorted by id), the time of the heartbeat.
+	total scheduler.Resources
+	jobs  []preemption.NodeJob
+	now   time.Time
 }
 
 // passResult is the placer's answer to a passRequest.
 type passResult struct {
-	gone    []bool
-	started []startedJob
+	gone       []bool
+	started    []startedJob
+	interrupts []interruptOrder
 }
 
 // updateInTree changes an admitted operation's pool, weight and limits in

@@ -12,6 +12,7 @@ import (
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/preemption"
 	"github.com/sharetree/sharetree/subjects"
 )
 
@@ -29,6 +30,9 @@ type nodeJob struct {
 	// abortReason is set once the scheduler wants the job gone; the abort is
 	// repeated in every response until the node reports the job finished.
 	abortReason string
+	// interrupt is set once the job is interrupted (preemption); it is
+	// repeated in every response until the node reports the job finished.
+	interrupt *pb.JobInterrupt
 }
 
 // nodeActor is one exec node's session.
@@ -161,7 +165,11 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		if j.abortReason != "" && reason == "" {
 			reason = j.abortReason
 		}
-		left = append(left, leftJob{job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason})
+		interrupted := f.GetInterrupted() || j.interrupt != nil
+		if interrupted && reason == "" && j.interrupt != nil {
+			reason = "interrupted: " + j.interrupt.GetReason()
+		}
+		left = append(left, leftJob{job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted})
 	}
 	// Running jobs: unknown ones are aborted.
 	seen := make(map[string]bool, len(hb.GetRunningJobs()))
@@ -197,9 +205,14 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	free := total
 	var check []scheduler.OperationID
 	var checkIDs []string
+	var jobs []preemption.NodeJob
 	for _, id := range ids {
 		j := n.jobs[id]
 		free = free.Sub(j.res)
+		if n.tree != nil && j.ledger == n.tree.ledger {
+			jobs = append(jobs, preemption.NodeJob{ID: preemption.JobID(id), Key: j.ref.key, Resources: j.res,
+				Leaving: j.abortReason != "" || j.interrupt != nil})
+		}
 		switch {
 		case j.abortReason != "":
 		case n.tree != nil && j.ledger == n.tree.ledger:
@@ -218,8 +231,28 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	ctx.Request(n.tree.placer, &passRequest{
 		node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
+		total: total, jobs: jobs, now: now,
 	})
 	return nil
+}
+
+// interruptJob starts a job's interruption: a signal now, the interrupt
+// in this and every later response until the job leaves, and an event.
+func (n *nodeActor) interruptJob(o interruptOrder) {
+	j := n.jobs[o.jobID]
+	if j == nil || j.abortReason != "" || j.interrupt != nil {
+		return
+	}
+	j.interrupt = &pb.JobInterrupt{JobId: o.jobID, Timeout: durationpb.New(o.timeout), Reason: o.reason}
+	n.deps.Signals.Signal(n.id, &pb.JobSignal{LeaderEpoch: n.deps.Epoch, Signal: &pb.JobSignal_Interrupt{Interrupt: j.interrupt}})
+	n.deps.Events.Publish(n.tree.name, subjects.EventPreemption, &pb.Event{
+		Time: timestamppb.New(n.cfg.Now()), Tree: n.tree.name, LeaderEpoch: n.deps.Epoch,
+		Kind: &pb.Event_Preemption{Preemption: &pb.PreemptionEvent{
+			JobId: o.jobID, OperationId: string(j.ref.key.Operation), NodeId: n.id, Graceful: o.graceful,
+			ForOperationId: string(o.forOp), Reason: o.reason, Timeout: j.interrupt.GetTimeout(),
+		}},
+	})
+	n.cfg.Logger.Debug("job interrupted", "node", n.id, "job", o.jobID, "graceful", o.graceful, "for", o.forOp, "timeout", o.timeout)
 }
 
 // join (re)resolves the node's tree from the directory and registers the
@@ -270,7 +303,13 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 			n.jobs[id].abortReason = "operation finished"
 		}
 	}
+	for _, o := range res.interrupts {
+		n.interruptJob(o)
+	}
 	for _, id := range h.ids {
+		if j := n.jobs[id]; j.abortReason == "" && j.interrupt != nil {
+			resp.JobsToInterrupt = append(resp.JobsToInterrupt, j.interrupt)
+		}
 		if j := n.jobs[id]; j.abortReason != "" {
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: id, Reason: j.abortReason})
 		}
@@ -292,19 +331,22 @@ type leftJob struct {
 	exit   int32
 	reason string
 	lost   bool
+	// interrupted: the job finished after an interruption; its work runs
+	// again as a new attempt even when it completed.
+	interrupted bool
 }
 
 // finishing is the ledger release of a job that left: all but completed
 // jobs go back to pending (unless their operation is gone).
 func (l leftJob) finishing() finishing {
-	return finishing{ref: l.job.ref, requeue: l.state != pb.JobState_JOB_STATE_COMPLETED}
+	return finishing{ref: l.job.ref, requeue: l.state != pb.JobState_JOB_STATE_COMPLETED || l.interrupted}
 }
 
 // notifyLeft tells the operations and the event stream about jobs that
 // left, once the ledger has released them.
 func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
 	for _, l := range left {
-		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost})
+		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted})
 		n.publishJob(l.job.ref, l.state, l.exit, l.reason)
 	}
 }

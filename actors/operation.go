@@ -44,7 +44,7 @@ type operationActor struct {
 	submit, started, finished  time.Time
 	total                      int64
 	running, completed, failed int64
-	aborted, lost              int64
+	aborted, lost, interrupted int64
 	maxFailed                  int64
 	err                        *pb.Error
 
@@ -155,10 +155,12 @@ func (o *operationActor) treeRunning(ctx actor.Context, tree string) {
 
 func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 	o.running--
-	switch m.state {
-	case pb.JobState_JOB_STATE_COMPLETED:
+	switch {
+	case m.interrupted && m.state == pb.JobState_JOB_STATE_COMPLETED:
+		o.interrupted++
+	case m.state == pb.JobState_JOB_STATE_COMPLETED:
 		o.completed++
-	case pb.JobState_JOB_STATE_FAILED:
+	case m.state == pb.JobState_JOB_STATE_FAILED:
 		if m.lost {
 			o.lost++
 		} else {
@@ -305,7 +307,8 @@ func (o *operationActor) status() *pb.OperationStatus {
 		SubmitTime: timestamppb.New(o.submit),
 		Jobs: &pb.JobCounters{
 			Total: o.total, Running: max(o.running, 0), Completed: o.completed, Failed: o.failed, Aborted: o.aborted + o.lost,
-			Pending: max(o.total-o.completed-max(o.running, 0), 0),
+			Interrupted: o.interrupted,
+			Pending:     max(o.total-o.completed-max(o.running, 0), 0),
 		},
 	}
 	if o.terminal() {

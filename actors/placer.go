@@ -19,7 +19,6 @@ func newPlacerActor(ledger *Ledger) actor.Producer {
 
 func (p *placerActor) Receive(ctx actor.Context) {
 	if m, ok := ctx.Message().(*passRequest); ok {
-		gone, started := p.ledger.pass(m.node, m.done, m.check, m.free, m.maxJobs)
-		ctx.Respond(&passResult{gone: gone, started: started})
+		ctx.Respond(p.ledger.pass(m))
 	}
 }

@@ -106,7 +106,7 @@ func (t *treeActor) start(ctx actor.Context) {
 		panic(fmt.Sprintf("tree %s: admission: %v", t.spec.Name, err))
 	}
 	t.adm = adm
-	if err := t.ledger.setPools(placementPools(t.spec.Pools)); err != nil {
+	if err := t.ledger.setTree(t.spec.Config, t.spec.Pools); err != nil {
 		panic(fmt.Sprintf("tree %s: placement: %v", t.spec.Name, err))
 	}
 	t.state = scheduler.State{Pools: map[scheduler.PoolID]scheduler.PoolState{}}

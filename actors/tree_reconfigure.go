@@ -23,12 +23,12 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 	old := t.spec
 	// The placement changes nothing when it refuses; the admission would
 	// start pending operations, so it goes second.
-	if err := t.ledger.setPools(placementPools(spec.Pools)); err != nil {
+	if err := t.ledger.setTree(spec.Config, spec.Pools); err != nil {
 		return err
 	}
 	started, err := t.adm.Reconfigure(spec.Config, spec.Pools)
 	if err != nil {
-		if rerr := t.ledger.setPools(placementPools(old.Pools)); rerr != nil {
+		if rerr := t.ledger.setTree(old.Config, old.Pools); rerr != nil {
 			panic(fmt.Sprintf("tree %s: restoring the placement after a refused configuration: %v", t.spec.Name, rerr))
 		}
 		return err

@@ -54,7 +54,13 @@ func startCluster(t *testing.T, nodes int, res scheduler.Resources) *cluster {
 // startClusterTagged starts agents whose tags tagsOf gives (nil: none).
 func startClusterTagged(t *testing.T, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
 	t.Helper()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
+	return startClusterWith(t, treesYAML, nodes, res, tagsOf)
+}
+
+// startClusterWith runs the trees document given.
+func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
+	t.Helper()
+	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesDoc))
 	if err != nil {
 		t.Fatal(err)
 	}

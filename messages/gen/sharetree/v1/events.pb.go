@@ -9,6 +9,7 @@ package sharetreev1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -34,6 +35,7 @@ type Event struct {
 	//
 	//	*Event_Operation
 	//	*Event_Jobs
+	//	*Event_Preemption
 	//	*Event_FairShare
 	//	*Event_Starvation
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -124,6 +126,15 @@ func (x *Event) GetJobs() *JobEvents {
 	return nil
 }
 
+func (x *Event) GetPreemption() *PreemptionEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_Preemption); ok {
+			return x.Preemption
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetFairShare() *FairShareSnapshot {
 	if x != nil {
 		if x, ok := x.Kind.(*Event_FairShare); ok {
@@ -154,6 +165,10 @@ type Event_Jobs struct {
 	Jobs *JobEvents `protobuf:"bytes,14,opt,name=jobs,proto3,oneof"`
 }
 
+type Event_Preemption struct {
+	Preemption *PreemptionEvent `protobuf:"bytes,15,opt,name=preemption,proto3,oneof"`
+}
+
 type Event_FairShare struct {
 	FairShare *FairShareSnapshot `protobuf:"bytes,12,opt,name=fair_share,json=fairShare,proto3,oneof"`
 }
@@ -165,6 +180,8 @@ type Event_Starvation struct {
 func (*Event_Operation) isEvent_Kind() {}
 
 func (*Event_Jobs) isEvent_Kind() {}
+
+func (*Event_Preemption) isEvent_Kind() {}
 
 func (*Event_FairShare) isEvent_Kind() {}
 
@@ -700,11 +717,111 @@ func (x *StarvationEvent) GetBelowFairShareSince() *timestamppb.Timestamp {
 	return nil
 }
 
+// PreemptionEvent is a job interrupted to make room for a starving
+// operation, or (graceful) because its operation uses more than its fair
+// share.
+type PreemptionEvent struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	JobId       string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	OperationId string                 `protobuf:"bytes,2,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
+	NodeId      string                 `protobuf:"bytes,3,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// graceful: interrupted by graceful preemption (no one waiting needed).
+	Graceful bool `protobuf:"varint,4,opt,name=graceful,proto3" json:"graceful,omitempty"`
+	// for_operation_id: the starving operation the job makes room for
+	// (empty for graceful preemption).
+	ForOperationId string `protobuf:"bytes,5,opt,name=for_operation_id,json=forOperationId,proto3" json:"for_operation_id,omitempty"`
+	// reason: the decision in words (status, class, thresholds).
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// timeout the job has to exit before it is killed.
+	Timeout       *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreemptionEvent) Reset() {
+	*x = PreemptionEvent{}
+	mi := &file_sharetree_v1_events_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreemptionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreemptionEvent) ProtoMessage() {}
+
+func (x *PreemptionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_events_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreemptionEvent.ProtoReflect.Descriptor instead.
+func (*PreemptionEvent) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PreemptionEvent) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *PreemptionEvent) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
+	}
+	return ""
+}
+
+func (x *PreemptionEvent) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *PreemptionEvent) GetGraceful() bool {
+	if x != nil {
+		return x.Graceful
+	}
+	return false
+}
+
+func (x *PreemptionEvent) GetForOperationId() string {
+	if x != nil {
+		return x.ForOperationId
+	}
+	return ""
+}
+
+func (x *PreemptionEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PreemptionEvent) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 var File_sharetree_v1_events_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\x81\x03\n" +
+	"\x19sharetree/v1/events.proto\x12\fsharetree.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sharetree/v1/errors.proto\x1a\x17sharetree/v1/node.proto\x1a\x1csharetree/v1/operation.proto\"\xc2\x03\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
@@ -712,7 +829,10 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\fleader_epoch\x18\x04 \x01(\x04R\vleaderEpoch\x12<\n" +
 	"\toperation\x18\n" +
 	" \x01(\v2\x1c.sharetree.v1.OperationEventH\x00R\toperation\x12-\n" +
-	"\x04jobs\x18\x0e \x01(\v2\x17.sharetree.v1.JobEventsH\x00R\x04jobs\x12@\n" +
+	"\x04jobs\x18\x0e \x01(\v2\x17.sharetree.v1.JobEventsH\x00R\x04jobs\x12?\n" +
+	"\n" +
+	"preemption\x18\x0f \x01(\v2\x1d.sharetree.v1.PreemptionEventH\x00R\n" +
+	"preemption\x12@\n" +
 	"\n" +
 	"fair_share\x18\f \x01(\v2\x1f.sharetree.v1.FairShareSnapshotH\x00R\tfairShare\x12?\n" +
 	"\n" +
@@ -767,7 +887,15 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"fair_share\x18\x04 \x01(\x01R\tfairShare\x12\x1f\n" +
 	"\vusage_share\x18\x05 \x01(\x01R\n" +
 	"usageShare\x12O\n" +
-	"\x16below_fair_share_since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x13belowFairShareSinceBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"\x16below_fair_share_since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x13belowFairShareSince\"\xf7\x01\n" +
+	"\x0fPreemptionEvent\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12!\n" +
+	"\foperation_id\x18\x02 \x01(\tR\voperationId\x12\x17\n" +
+	"\anode_id\x18\x03 \x01(\tR\x06nodeId\x12\x1a\n" +
+	"\bgraceful\x18\x04 \x01(\bR\bgraceful\x12(\n" +
+	"\x10for_operation_id\x18\x05 \x01(\tR\x0eforOperationId\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x123\n" +
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeoutBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_events_proto_rawDescOnce sync.Once
@@ -781,7 +909,7 @@ func file_sharetree_v1_events_proto_rawDescGZIP() []byte {
 	return file_sharetree_v1_events_proto_rawDescData
 }
 
-var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_sharetree_v1_events_proto_goTypes = []any{
 	(*Event)(nil),                 // 0: sharetree.v1.Event
 	(*OperationEvent)(nil),        // 1: sharetree.v1.OperationEvent
@@ -790,29 +918,33 @@ var file_sharetree_v1_events_proto_goTypes = []any{
 	(*ElementShare)(nil),          // 4: sharetree.v1.ElementShare
 	(*FairShareSnapshot)(nil),     // 5: sharetree.v1.FairShareSnapshot
 	(*StarvationEvent)(nil),       // 6: sharetree.v1.StarvationEvent
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
-	(OperationState)(0),           // 8: sharetree.v1.OperationState
-	(*Error)(nil),                 // 9: sharetree.v1.Error
-	(JobState)(0),                 // 10: sharetree.v1.JobState
+	(*PreemptionEvent)(nil),       // 7: sharetree.v1.PreemptionEvent
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(OperationState)(0),           // 9: sharetree.v1.OperationState
+	(*Error)(nil),                 // 10: sharetree.v1.Error
+	(JobState)(0),                 // 11: sharetree.v1.JobState
+	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
 }
 var file_sharetree_v1_events_proto_depIdxs = []int32{
-	7,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
+	8,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
 	1,  // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
 	2,  // 2: sharetree.v1.Event.jobs:type_name -> sharetree.v1.JobEvents
-	5,  // 3: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
-	6,  // 4: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
-	8,  // 5: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
-	8,  // 6: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
-	9,  // 7: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
-	3,  // 8: sharetree.v1.JobEvents.jobs:type_name -> sharetree.v1.JobEvent
-	10, // 9: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
-	4,  // 10: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
-	7,  // 11: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	7,  // 3: sharetree.v1.Event.preemption:type_name -> sharetree.v1.PreemptionEvent
+	5,  // 4: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
+	6,  // 5: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
+	9,  // 6: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
+	9,  // 7: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
+	10, // 8: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
+	3,  // 9: sharetree.v1.JobEvents.jobs:type_name -> sharetree.v1.JobEvent
+	11, // 10: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
+	4,  // 11: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
+	8,  // 12: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
+	12, // 13: sharetree.v1.PreemptionEvent.timeout:type_name -> google.protobuf.Duration
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_events_proto_init() }
@@ -826,6 +958,7 @@ func file_sharetree_v1_events_proto_init() {
 	file_sharetree_v1_events_proto_msgTypes[0].OneofWrappers = []any{
 		(*Event_Operation)(nil),
 		(*Event_Jobs)(nil),
+		(*Event_Preemption)(nil),
 		(*Event_FairShare)(nil),
 		(*Event_Starvation)(nil),
 	}
@@ -835,7 +968,7 @@ func file_sharetree_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_events_proto_rawDesc), len(file_sharetree_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -612,13 +612,17 @@ func (x *PendingReason) GetMessage() string {
 
 // JobCounters count an operation's jobs by state.
 type JobCounters struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Total         int64                  `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
-	Pending       int64                  `protobuf:"varint,2,opt,name=pending,proto3" json:"pending,omitempty"`
-	Running       int64                  `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
-	Completed     int64                  `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
-	Failed        int64                  `protobuf:"varint,5,opt,name=failed,proto3" json:"failed,omitempty"`
-	Aborted       int64                  `protobuf:"varint,6,opt,name=aborted,proto3" json:"aborted,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Total     int64                  `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	Pending   int64                  `protobuf:"varint,2,opt,name=pending,proto3" json:"pending,omitempty"`
+	Running   int64                  `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
+	Completed int64                  `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
+	Failed    int64                  `protobuf:"varint,5,opt,name=failed,proto3" json:"failed,omitempty"`
+	Aborted   int64                  `protobuf:"varint,6,opt,name=aborted,proto3" json:"aborted,omitempty"`
+	// interrupted: jobs that exited after an interruption (preemption or
+	// graceful preemption); their work runs again as a new attempt, so they
+	// count neither as completed nor as failed.
+	Interrupted   int64 `protobuf:"varint,7,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -691,6 +695,13 @@ func (x *JobCounters) GetFailed() int64 {
 func (x *JobCounters) GetAborted() int64 {
 	if x != nil {
 		return x.Aborted
+	}
+	return 0
+}
+
+func (x *JobCounters) GetInterrupted() int64 {
+	if x != nil {
+		return x.Interrupted
 	}
 	return 0
 }
@@ -1452,14 +1463,15 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x05limit\x18\x03 \x01(\tR\x05limit\x12\x14\n" +
 	"\x05value\x18\x04 \x01(\x03R\x05value\x12%\n" +
 	"\x0equeue_position\x18\x05 \x01(\x03R\rqueuePosition\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\xa7\x01\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\xc9\x01\n" +
 	"\vJobCounters\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x18\n" +
 	"\apending\x18\x02 \x01(\x03R\apending\x12\x18\n" +
 	"\arunning\x18\x03 \x01(\x03R\arunning\x12\x1c\n" +
 	"\tcompleted\x18\x04 \x01(\x03R\tcompleted\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x03R\x06failed\x12\x18\n" +
-	"\aaborted\x18\x06 \x01(\x03R\aaborted\"\xa1\x02\n" +
+	"\aaborted\x18\x06 \x01(\x03R\aaborted\x12 \n" +
+	"\vinterrupted\x18\a \x01(\x03R\vinterrupted\"\xa1\x02\n" +
 	"\vTreeRuntime\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\tR\x04tree\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x16\n" +

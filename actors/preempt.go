@@ -1,0 +1,139 @@
+package actors
+
+import (
+	"time"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+	"github.com/sharetree/sharetree/scheduler/preemption"
+)
+
+// preemptState is a tree's preemption state, guarded by the ledger's
+// mutex: the settings from the tree configuration, the jobs being
+// interrupted (until they leave), each node's last preemptive pass
+// (preemptive_scheduling_backoff) and the tree's rate limit.
+type preemptState struct {
+	cfg          *Config
+	settings     *preemption.TreeSettings
+	tree         scheduler.TreeConfig
+	interrupting map[placement.JobKey]scheduler.Resources
+	lastTry      map[scheduler.NodeID]time.Time
+	tokens       float64
+	refilled     time.Time
+}
+
+func newPreemptState(cfg *Config) preemptState {
+	return preemptState{cfg: cfg, interrupting: map[placement.JobKey]scheduler.Resources{}, lastTry: map[scheduler.NodeID]time.Time{},
+		tokens: cfg.PreemptionRateLimit}
+}
+
+// forgetOperation drops the interruptions of a removed operation.
+func (s *preemptState) forgetOperation(id scheduler.OperationID) {
+	for k := range s.interrupting {
+		if k.Operation == id {
+			delete(s.interrupting, k)
+		}
+	}
+}
+
+// take spends n tokens of the rate limit if it has them.
+func (s *preemptState) take(n int, now time.Time) bool {
+	rate := s.cfg.PreemptionRateLimit
+	if rate <= 0 {
+		return false
+	}
+	burst := max(rate, 1)
+	if !s.refilled.IsZero() {
+		s.tokens = min(burst, s.tokens+now.Sub(s.refilled).Seconds()*rate)
+	}
+	s.refilled = now
+	if s.tokens < float64(n) {
+		return false
+	}
+	s.tokens -= float64(n)
+	return true
+}
+
+// interruptOrder is a job the scheduler interrupts.
+type interruptOrder struct {
+	key      placement.JobKey
+	jobID    string
+	timeout  time.Duration
+	graceful bool
+	forOp    scheduler.OperationID
+	reason   string
+}
+
+// preemptLocked runs graceful preemption on every pass and preemption for
+// starving operations at most once per preemptive_scheduling_backoff per
+// node, within the tree's rate limit. free is what the node has left after
+// this pass's starts. The jobs chosen are marked interrupting at once, so
+// no other node's pass counts their resources again.
+func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
+	res := l.latest.Load()
+	if l.pre.settings == nil || res == nil || len(jobs) == 0 {
+		return nil
+	}
+	src := &preemption.Source{
+		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting,
+		GracefulTolerance: l.pre.cfg.GracefulTolerance,
+		Operation: func(id scheduler.OperationID) preemption.OperationSettings {
+			if op := l.ops[id]; op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+				return preemption.OperationSettings{Mode: preemption.ModeGraceful}
+			}
+			return preemption.OperationSettings{}
+		},
+	}
+	view := preemption.Node{ID: node, Total: total, Free: free}
+	var out []interruptOrder
+	keys := make(map[preemption.JobID]placement.JobKey, len(jobs))
+	for _, j := range jobs {
+		keys[j.ID] = j.Key
+	}
+	mark := func(o interruptOrder, r scheduler.Resources) {
+		l.pre.interrupting[o.key] = r
+		out = append(out, o)
+	}
+	if gv, err := src.GracefulView(view, jobs); err == nil {
+		if gi, err := preemption.Graceful(gv); err == nil {
+			for _, g := range gi {
+				mark(interruptOrder{key: keys[g.Job], jobID: string(g.Job), timeout: l.pre.tree.AllocationGracefulPreemptionTimeout,
+					graceful: true, reason: "graceful preemption: " + g.Reason.String()}, g.Resources)
+			}
+		}
+	}
+	if last, ok := l.pre.lastTry[node]; ok && now.Sub(last) < l.pre.tree.PreemptiveSchedulingBackoff {
+		return out
+	}
+	if len(out) > 0 {
+		// The view must see this pass's graceful interruptions.
+		for i := range jobs {
+			if _, ok := l.pre.interrupting[jobs[i].Key]; ok {
+				jobs[i].Leaving = true
+			}
+		}
+	}
+	pv, err := src.PreemptionView(view, jobs)
+	if err != nil {
+		return out
+	}
+	plan, err := preemption.Preempt(pv)
+	if err != nil || len(plan.Decisions) == 0 {
+		if len(plan.Refusals) > 0 {
+			l.pre.lastTry[node] = now
+		}
+		return out
+	}
+	l.pre.lastTry[node] = now
+	for _, d := range plan.Decisions {
+		if !l.pre.take(len(d.Victims), now) {
+			break
+		}
+		for _, v := range d.Victims {
+			mark(interruptOrder{key: keys[v.Job], jobID: string(v.Job), timeout: l.pre.tree.AllocationPreemptionTimeout,
+				forOp: d.Operation, reason: "preemption: " + v.Reason.String()}, v.Resources)
+		}
+	}
+	return out
+}
