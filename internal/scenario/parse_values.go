@@ -31,8 +31,12 @@ const (
 )
 
 // decoder walks a scenario's node tree; file is the name used in errors.
+// A live decoder (trees files and the live configuration) also accepts the
+// tree and pool keys only the scheduler process reads; a scenario file
+// rejects them as unknown keys.
 type decoder struct {
 	file string
+	live bool
 }
 
 // fail returns an *Error at path; n, when it has a line, prefixes the message

@@ -29,10 +29,18 @@ type TreesFile struct {
 // TreeSpec is one pool tree: its configuration, its pools (parents before
 // children) and the pools' initial accumulated volumes.
 type TreeSpec struct {
-	Name    string
-	Config  scheduler.TreeConfig
+	Name   string
+	Config scheduler.TreeConfig
+	// Pools are the pools' effective configurations, the tree's presets
+	// applied (see ResolvePool), in file order.
 	Pools   []scheduler.PoolConfig
 	Volumes map[scheduler.PoolID]scheduler.Resources
+	// Doc is the tree's configuration as written (Doc.Config == Config),
+	// with the options only the scheduler process reads.
+	Doc TreeDoc
+	// PoolDocs are the pools' own configurations as written (before
+	// presets), parallel to Pools.
+	PoolDocs []PoolDoc
 }
 
 // ParseTreesFile reads and parses a trees file.
@@ -47,7 +55,7 @@ func ParseTreesFile(path string) (*TreesFile, error) {
 // ParseTrees parses trees-file bytes; every content error is an *Error that
 // names the file, the key path and the line.
 func ParseTrees(name string, data []byte) (*TreesFile, error) {
-	d := &decoder{file: name}
+	d := &decoder{file: name, live: true}
 	root, err := d.document(data)
 	if err != nil {
 		return nil, err
@@ -108,7 +116,7 @@ func ParseTrees(name string, data []byte) (*TreesFile, error) {
 }
 
 func (d *decoder) treeSpec(n *yaml.Node, path string) (TreeSpec, error) {
-	t := TreeSpec{Config: scheduler.DefaultTreeConfig(), Volumes: map[scheduler.PoolID]scheduler.Resources{}}
+	t := TreeSpec{Doc: DefaultTreeDoc(), Volumes: map[scheduler.PoolID]scheduler.Resources{}}
 	var cfgN, poolsN *yaml.Node
 	present, err := d.object(n, path, []field{
 		{key: "name", set: func(v *yaml.Node, p string) error {
@@ -131,20 +139,22 @@ func (d *decoder) treeSpec(n *yaml.Node, path string) (TreeSpec, error) {
 		return t, d.missing(path, n, "name")
 	}
 	if cfgN != nil {
-		if err := d.applyTree(cfgN, joinKey(path, "config"), &t.Config); err != nil {
+		if err := d.decodeTree(cfgN, joinKey(path, "config"), &t.Doc); err != nil {
 			return t, err
 		}
 	}
+	t.Config = t.Doc.Config
 	if err := t.Config.Validate(); err != nil {
 		return t, d.fail(joinKey(path, "config"), deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
 	}
 	if poolsN != nil {
-		pools, volumes, err := d.pools(poolsN, joinKey(path, "pools"), t.Config)
+		pools, volumes, err := d.pools(poolsN, joinKey(path, "pools"), t.Doc)
 		if err != nil {
 			return t, err
 		}
 		for i, p := range pools {
 			t.Pools = append(t.Pools, p.cfg)
+			t.PoolDocs = append(t.PoolDocs, p.doc)
 			if volumes[i] != nil {
 				t.Volumes[p.cfg.Name] = *volumes[i]
 			}
