@@ -70,7 +70,7 @@ func (k ConfigKey) String() string {
 	}
 }
 
-func escapeKey(name string) string   { return strings.ReplaceAll(name, "$", "=") }
+func escapeKey(name string) string    { return strings.ReplaceAll(name, "$", "=") }
 func unescapeKey(token string) string { return strings.ReplaceAll(token, "=", "$") }
 
 // ConfigTreeKey is the key of a tree's configuration.
