@@ -271,3 +271,35 @@ trees:
 		}
 	}
 }
+
+func TestConfigDocs(t *testing.T) {
+	if keys := TreeConfigDoc(scheduler.DefaultTreeConfig()).Keys; keys != nil {
+		t.Errorf("default tree config gives keys %v", keys)
+	}
+	doc, err := ParseTreeDoc("tree", []byte(`{max_operation_count: 7, integral_guarantees: {smooth_period: 10s}, main_resource: cpu}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := TreeConfigDoc(doc.Config)
+	if diff := cmp.Diff([]string{"integral_guarantees.smooth_period", "max_operation_count"}, got.Keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+	data, _ := json.Marshal(EncodeTreeDoc(got))
+	back, err := ParseTreeDoc("back", data)
+	if err != nil || !cmp.Equal(back.Config, doc.Config) {
+		t.Errorf("TreeConfigDoc does not round-trip: %s %v", data, err)
+	}
+	pool, err := ParsePoolDoc("pool", []byte(fullPool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := PoolConfigDoc(pool.Config)
+	data, _ = json.Marshal(EncodePoolDoc(pd))
+	pback, err := ParsePoolDoc("back", data)
+	if err != nil || !cmp.Equal(pback.Config, pool.Config) {
+		t.Errorf("PoolConfigDoc does not round-trip: %s %v\n%s", data, err, cmp.Diff(pool.Config, pback.Config))
+	}
+	if keys := PoolConfigDoc(scheduler.PoolConfig{Name: "x"}).Keys; keys != nil {
+		t.Errorf("empty pool gives keys %v", keys)
+	}
+}

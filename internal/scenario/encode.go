@@ -284,3 +284,86 @@ func integral(ig scheduler.IntegralGuarantees) map[string]any {
 	}
 	return out
 }
+
+// treeKeyNames are the canonical keys of a tree, integral_guarantees' as
+// "integral_guarantees.<key>", options included.
+var treeKeyNames = []string{
+	"main_resource", "infer_weight_from_guarantees_share_multiplier", "fair_share_starvation_tolerance",
+	"fair_share_starvation_timeout", "fair_share_aggressive_starvation_timeout", "enable_aggressive_starvation",
+	"enable_pool_starvation", "preemption_satisfaction_threshold", "aggressive_preemption_satisfaction_threshold",
+	"non_preemptible_resource_usage_threshold", "allocation_count_preemption_timeout_coefficient",
+	"max_operation_count", "max_operation_count_per_pool", "max_running_operation_count",
+	"max_running_operation_count_per_pool", "default_parent_pool", "enable_step_function_for_gang_operations",
+	"fair_share_update_period", "preemptive_scheduling_backoff", "allocation_preemption_timeout",
+	"allocation_graceful_preemption_timeout",
+	"integral_guarantees.smooth_period", "integral_guarantees.pool_capacity_saturation_period",
+	"integral_guarantees.relaxed_share_multiplier_limit", "integral_guarantees.should_distribute_free_volume_among_children",
+	keyNodeTagFilter, keyMaxEphemeralPoolsPerUser, keyForbidImmediateOperationsInRoot, keyPoolConfigPresets,
+}
+
+// TreeConfigDoc returns the document of a tree configuration built in code
+// (no keys recorded): the keys whose values differ from the defaults, and
+// default options.
+func TreeConfigDoc(cfg scheduler.TreeConfig) TreeDoc {
+	full := TreeDoc{Config: cfg, Options: DefaultTreeOptions(), Keys: treeKeyNames}
+	def := DefaultTreeDoc()
+	def.Keys = treeKeyNames
+	a, b := flatten(EncodeTreeDoc(full)), flatten(EncodeTreeDoc(def))
+	var keys []string
+	for _, k := range treeKeyNames {
+		va, okA := a[k]
+		vb, okB := b[k]
+		ja, _ := json.Marshal(va)
+		jb, _ := json.Marshal(vb)
+		if okA != okB || string(ja) != string(jb) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return TreeDoc{Config: cfg, Options: DefaultTreeOptions(), Keys: keys}
+}
+
+// flatten lifts integral_guarantees' sub-keys to "integral_guarantees.<key>".
+func flatten(m map[string]any) map[string]any {
+	if ig, ok := m["integral_guarantees"].(map[string]any); ok {
+		delete(m, "integral_guarantees")
+		for k, v := range ig {
+			m["integral_guarantees."+k] = v
+		}
+	}
+	return m
+}
+
+// PoolConfigDoc returns the document of a pool configuration built in code
+// (no keys recorded): the keys it sets (non-nil pointers, non-empty
+// resources and lists, mode fifo, an integral guarantee that is not all
+// zero) and no options.
+func PoolConfigDoc(cfg scheduler.PoolConfig) PoolDoc {
+	set := map[string]bool{
+		"weight":                                   cfg.Weight != nil,
+		"mode":                                     cfg.Mode != scheduler.ModeFairShare,
+		"strong_guarantee_resources":               !cfg.StrongGuaranteeResources.IsEmpty(),
+		"resource_limits":                          !cfg.ResourceLimits.IsEmpty(),
+		"max_running_operation_count":              cfg.MaxRunningOperationCount != nil,
+		"max_operation_count":                      cfg.MaxOperationCount != nil,
+		"fifo_sort_parameters":                     len(cfg.FifoSortParameters) > 0,
+		"fair_share_starvation_tolerance":          cfg.FairShareStarvationTolerance != nil,
+		"fair_share_starvation_timeout":            cfg.FairShareStarvationTimeout != nil,
+		"enable_aggressive_starvation":             cfg.EnableAggressiveStarvation != nil,
+		"non_preemptible_resource_usage_threshold": cfg.NonPreemptibleResourceUsageThreshold != nil,
+		"integral_guarantees":                      !isZeroIntegral(cfg.IntegralGuarantees),
+	}
+	var keys []string
+	for k, ok := range set {
+		if ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return PoolDoc{Config: cfg, Keys: keys}
+}
+
+func isZeroIntegral(ig scheduler.IntegralGuarantees) bool {
+	return ig.GuaranteeType == scheduler.GuaranteeNone && ig.ResourceFlow.IsEmpty() && ig.BurstGuaranteeResources.IsEmpty() &&
+		ig.RelaxedShareMultiplierLimit == nil && ig.CanAcceptFreeVolume == nil && ig.ShouldDistributeFreeVolumeAmongChildren == nil
+}

@@ -14,6 +14,10 @@ var ErrInvalidScenario = errors.New("scenario: invalid scenario")
 // key the format does not define at that place.
 var ErrUnknownKey = errors.New("scenario: unknown key")
 
+// ErrDuplicateName is wrapped (besides ErrInvalidScenario) by the error for
+// a tree or pool name given twice.
+var ErrDuplicateName = errors.New("scenario: duplicate name")
+
 // ErrUnknownPreset is wrapped by ResolvePool's error for a config_presets
 // entry the tree's pool_config_presets does not define.
 var ErrUnknownPreset = errors.New("scenario: unknown pool config preset")
@@ -30,7 +34,7 @@ type Error struct {
 	// Msg is the reason, usually starting with the YAML line ("line 12: ...").
 	Msg string
 	// Kind, when not nil, is a more specific sentinel the error also wraps
-	// (ErrUnknownKey).
+	// (ErrUnknownKey, ErrDuplicateName).
 	Kind error
 }
 

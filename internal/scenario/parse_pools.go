@@ -252,7 +252,9 @@ func (d *decoder) checkPoolTree(pools []poolState) error {
 	index := make(map[scheduler.PoolID]int, len(pools))
 	for i, p := range pools {
 		if j, dup := index[p.cfg.Name]; dup {
-			return d.fail(joinKey(p.path, "name"), p.node, "duplicate pool name %q (first at %s)", p.cfg.Name, pools[j].path)
+			err := d.fail(joinKey(p.path, "name"), p.node, "duplicate pool name %q (first at %s)", p.cfg.Name, pools[j].path)
+			err.Kind = ErrDuplicateName
+			return err
 		}
 		index[p.cfg.Name] = i
 	}

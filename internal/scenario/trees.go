@@ -20,8 +20,11 @@ import (
 //	    config: {main_resource: cpu}   # the keys of a scenario's `tree`
 //	    pools: [...]                   # the keys of a scenario's `pools`
 type TreesFile struct {
-	// DefaultTree receives operations that name no tree.
+	// DefaultTree receives operations that name no tree: default_tree, or
+	// the first tree when the file does not give it.
 	DefaultTree string
+	// DefaultTreeGiven says whether the file gives default_tree.
+	DefaultTreeGiven bool
 	// Trees in file order.
 	Trees []TreeSpec
 }
@@ -96,7 +99,9 @@ func ParseTrees(name string, data []byte) (*TreesFile, error) {
 			return nil, err
 		}
 		if first, dup := seen[t.Name]; dup {
-			return nil, d.fail(joinKey(ip, "name"), deref(it), "duplicate tree name %q (first at %s)", t.Name, first)
+			err := d.fail(joinKey(ip, "name"), deref(it), "duplicate tree name %q (first at %s)", t.Name, first)
+			err.Kind = ErrDuplicateName
+			return nil, err
 		}
 		seen[t.Name] = ip
 		out.Trees = append(out.Trees, t)
@@ -111,6 +116,7 @@ func ParseTrees(name string, data []byte) (*TreesFile, error) {
 			return nil, d.fail("default_tree", deref(defTree), "tree %q is not defined in trees", s)
 		}
 		out.DefaultTree = s
+		out.DefaultTreeGiven = true
 	}
 	return out, nil
 }
