@@ -58,16 +58,19 @@ func (d *decoder) pools(n *yaml.Node, path string, tree TreeDoc) ([]poolState, [
 			return nil, nil, d.missing(ip, it, "name")
 		}
 		doc.Keys = poolKeys(present)
-		cfg, err := ResolvePool(tree, doc)
-		if err != nil {
-			if errors.Is(err, ErrUnknownPreset) {
-				return nil, nil, d.fail(joinKey(ip, keyConfigPresets), deref(it), "%s", causeText(err, ErrUnknownPreset))
+		st := poolState{cfg: doc.Config, doc: doc, path: ip, node: deref(it)}
+		if !d.noEngine {
+			cfg, err := ResolvePool(tree, doc)
+			if err != nil {
+				if errors.Is(err, ErrUnknownPreset) {
+					return nil, nil, d.fail(joinKey(ip, keyConfigPresets), deref(it), "%s", causeText(err, ErrUnknownPreset))
+				}
+				return nil, nil, d.fail(ip, deref(it), "%v", err)
 			}
-			return nil, nil, d.fail(ip, deref(it), "%v", err)
-		}
-		st := poolState{cfg: cfg, doc: doc, path: ip, node: deref(it)}
-		if err := d.validatePool(st, tree.Config.MainResource, ip); err != nil {
-			return nil, nil, err
+			st.cfg = cfg
+			if err := d.validatePool(st, tree.Config.MainResource, ip); err != nil {
+				return nil, nil, err
+			}
 		}
 		pools = append(pools, st)
 		volumes = append(volumes, volume)
@@ -257,6 +260,9 @@ func (d *decoder) checkPoolTree(pools []poolState) error {
 			return err
 		}
 		index[p.cfg.Name] = i
+	}
+	if d.noEngine {
+		return nil
 	}
 	for i, p := range pools {
 		if p.cfg.Parent == "" {

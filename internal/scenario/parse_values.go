@@ -34,9 +34,14 @@ const (
 // A live decoder (trees files and the live configuration) also accepts the
 // tree and pool keys only the scheduler process reads; a scenario file
 // rejects them as unknown keys.
+//
+// A decoder with noEngine set (DecodeTrees) checks values but leaves the
+// engine's rules (TreeConfig.Validate, PoolConfig.Validate, presets, the
+// pools' parents) to its caller.
 type decoder struct {
-	file string
-	live bool
+	file     string
+	live     bool
+	noEngine bool
 }
 
 // fail returns an *Error at path; n, when it has a line, prefixes the message

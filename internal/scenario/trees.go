@@ -58,7 +58,19 @@ func ParseTreesFile(path string) (*TreesFile, error) {
 // ParseTrees parses trees-file bytes; every content error is an *Error that
 // names the file, the key path and the line.
 func ParseTrees(name string, data []byte) (*TreesFile, error) {
-	d := &decoder{file: name, live: true}
+	return parseTrees(&decoder{file: name, live: true}, data)
+}
+
+// DecodeTrees decodes trees-file bytes like ParseTrees, checking every
+// value, name and duplicate, but not the engine's rules (the trees' and
+// pools' Validate, presets, pools' parents): the caller validates the
+// trees (package treeconf does, with its own typed rules). Pools are the
+// pools' own configurations, presets not applied.
+func DecodeTrees(name string, data []byte) (*TreesFile, error) {
+	return parseTrees(&decoder{file: name, live: true, noEngine: true}, data)
+}
+
+func parseTrees(d *decoder, data []byte) (*TreesFile, error) {
 	root, err := d.document(data)
 	if err != nil {
 		return nil, err
@@ -150,8 +162,10 @@ func (d *decoder) treeSpec(n *yaml.Node, path string) (TreeSpec, error) {
 		}
 	}
 	t.Config = t.Doc.Config
-	if err := t.Config.Validate(); err != nil {
-		return t, d.fail(joinKey(path, "config"), deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
+	if !d.noEngine {
+		if err := t.Config.Validate(); err != nil {
+			return t, d.fail(joinKey(path, "config"), deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
+		}
 	}
 	if poolsN != nil {
 		pools, volumes, err := d.pools(poolsN, joinKey(path, "pools"), t.Doc)

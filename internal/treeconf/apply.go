@@ -78,7 +78,7 @@ type ApplyResult struct {
 // with the revisions of those written, and the error. Running it again
 // converges, since it only writes what still differs.
 func (a *Admin) Apply(ctx context.Context, document []byte, prune, dryRun bool) (ApplyResult, error) {
-	trees, err := scenario.ParseTrees("document", document)
+	trees, err := scenario.DecodeTrees("document", document)
 	if err != nil {
 		return ApplyResult{}, fromScenario(err, "", "")
 	}
