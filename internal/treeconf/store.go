@@ -163,10 +163,15 @@ type rawEntry struct {
 	rev   uint64
 }
 
-// readAll reads every key of the bucket consistently: a watcher delivers
-// the last value of every key in stream order up to the moment it starts,
-// and the state after applying them in that order is the bucket at that
-// revision. It returns the keys' values and the last revision.
+// readAll reads every key of the bucket consistently and returns the keys'
+// values and the last revision. A watcher delivers the last value of every
+// key, then every later write, in stream order; the state after applying
+// them in that order is the bucket at the last revision applied. The
+// watcher's end-of-initial-values marker alone is not enough: a key written
+// while the watcher starts can be skipped from the initial values and come
+// only as a later update (seen with nats-server 2.15). So after the marker
+// readAll asks the bucket for its last revision and reads on until it has
+// applied it.
 func (s *Store) readAll(ctx context.Context) (map[string]rawEntry, uint64, error) {
 	w, err := s.kv.WatchAll(ctx)
 	if err != nil {
@@ -174,7 +179,7 @@ func (s *Store) readAll(ctx context.Context) (map[string]rawEntry, uint64, error
 	}
 	defer func() { _ = w.Stop() }()
 	out := map[string]rawEntry{}
-	var last uint64
+	var cu catchUp
 	for {
 		select {
 		case <-ctx.Done():
@@ -183,17 +188,51 @@ func (s *Store) readAll(ctx context.Context) (map[string]rawEntry, uint64, error
 			if !ok {
 				return nil, 0, fmt.Errorf("%w: read %s: the watcher stopped", ErrStore, subjects.ConfigBucket)
 			}
-			if e == nil {
-				return out, last, nil
+			if e != nil {
+				if e.Operation() == jetstream.KeyValuePut {
+					out[e.Key()] = rawEntry{value: e.Value(), rev: e.Revision()}
+				} else {
+					delete(out, e.Key())
+				}
 			}
-			last = max(last, e.Revision())
-			if e.Operation() == jetstream.KeyValuePut {
-				out[e.Key()] = rawEntry{value: e.Value(), rev: e.Revision()}
-			} else {
-				delete(out, e.Key())
+			done, err := cu.observe(ctx, s.kv, e)
+			if err != nil {
+				return nil, 0, err
+			}
+			if done {
+				return out, cu.last, nil
 			}
 		}
 	}
+}
+
+// catchUp tracks a watcher's initial read: it is done once the watcher has
+// sent its end-of-initial-values marker and delivered every write up to
+// the bucket's last revision as of that marker.
+type catchUp struct {
+	last   uint64
+	target uint64
+	marker bool
+}
+
+// observe records one watcher entry (nil: the marker) and reports whether
+// the initial read is complete.
+func (c *catchUp) observe(ctx context.Context, kv jetstream.KeyValue, e jetstream.KeyValueEntry) (bool, error) {
+	if e != nil {
+		c.last = max(c.last, e.Revision())
+		return c.marker && c.last >= c.target, nil
+	}
+	if !c.marker {
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return false, fmt.Errorf("%w: status of %s: %w", ErrStore, subjects.ConfigBucket, err)
+		}
+		if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+			c.target = bs.StreamInfo().State.LastSeq
+		}
+		c.marker = true
+	}
+	return c.last >= c.target, nil
 }
 
 // loadState reads and decodes the whole configuration.

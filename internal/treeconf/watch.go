@@ -41,7 +41,7 @@ func WithCoalescing(quiet, maxDelay time.Duration) WatchOption {
 }
 
 // Watch emits a full, consistent Snapshot of the configuration: first the
-// current one, then one after every burst of changes. Changes are coalesced:
+// current one (read as Load reads it), then one after every burst of changes. Changes are coalesced:
 // a snapshot is emitted once the bucket has been quiet for DefaultQuiet, or
 // DefaultMaxDelay after the first change not yet emitted, whichever comes
 // first (see WithCoalescing), so an apply that writes many keys produces
@@ -75,6 +75,7 @@ func (s *Store) watchLoop(ctx context.Context, w jetstream.KeyWatcher, out chan 
 	defer func() { _ = w.Stop() }()
 	st := newState()
 	initial := true
+	var cu catchUp
 	var (
 		quiet, deadline *time.Timer
 		quietC, maxC    <-chan time.Time
@@ -115,19 +116,26 @@ func (s *Store) watchLoop(ctx context.Context, w jetstream.KeyWatcher, out chan 
 				s.logger.Warn("configuration watcher stopped")
 				return
 			}
-			if e == nil {
-				emit()
-				initial = false
-				continue
-			}
 			// Snapshots copy what they hold out of the state, so the
 			// state is changed in place.
-			if e.Operation() == jetstream.KeyValuePut {
+			if e != nil && e.Operation() == jetstream.KeyValuePut {
 				st.put(e.Key(), e.Value(), e.Revision())
-			} else {
+			} else if e != nil {
 				st.del(e.Key(), e.Revision())
 			}
 			if initial {
+				done, err := cu.observe(ctx, s.kv, e)
+				if err != nil {
+					s.logger.Warn("configuration watcher failed", "err", err)
+					return
+				}
+				if done {
+					emit()
+					initial = false
+				}
+				continue
+			}
+			if e == nil {
 				continue
 			}
 			if quiet == nil {
