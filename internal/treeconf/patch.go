@@ -45,6 +45,9 @@ func (c Change) validate() error {
 	case !c.HasDocument && c.Key == "":
 		return ruleErr(RuleInvalidValue, "", "", "", "give a key and a value, or a whole document")
 	}
+	if c.Key != "" && strings.TrimSpace(c.Value) == "" {
+		return ruleErr(RuleInvalidValue, "", "", c.Key, "the value is empty; give null to remove the key")
+	}
 	if c.Key != "" {
 		for _, part := range strings.Split(c.Key, ".") {
 			if part == "" {
