@@ -47,7 +47,7 @@ func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger) (micro.Se
 	}
 	type ep struct {
 		name, subject string
-		h            micro.HandlerFunc
+		h             micro.HandlerFunc
 	}
 	var eps []ep
 	for _, v := range []struct {
