@@ -24,8 +24,9 @@ const RequestTimeout = 15 * time.Second
 // NewService starts the configuration API (subjects.ConfigService) on nc:
 // the endpoints of subjects.Config, ConfigTree and ConfigPool, each in the
 // micro service's queue group, so several processes may serve it. counter
-// may be nil (no scheduler: no operations); logger may be nil. Stop the
-// returned service to stop serving.
+// may be nil (no scheduler: no operations); logger may be nil. When it
+// returns, the endpoints are subscribed at the server. Stop the returned
+// service to stop serving.
 func NewService(nc *nats.Conn, store *Store, counter OperationCounter, logger *slog.Logger) (micro.Service, error) {
 	return NewAdminService(nc, NewAdmin(store, counter, logger), logger)
 }
@@ -77,6 +78,12 @@ func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger) (micro.Se
 			_ = svc.Stop()
 			return nil, fmt.Errorf("treeconf: endpoint %s: %w", e.name, err)
 		}
+	}
+	// Once NewService returns, the server knows the subscriptions: a
+	// request from another connection finds a responder.
+	if err := nc.Flush(); err != nil {
+		_ = svc.Stop()
+		return nil, fmt.Errorf("treeconf: flush subscriptions: %w", err)
 	}
 	return svc, nil
 }
