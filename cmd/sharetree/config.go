@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,12 +150,15 @@ func configValue(raw json.RawMessage) map[string]any {
 
 // writeOut prints v as JSON, or as YAML of the same structure.
 func writeOut(w io.Writer, output string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // node_tag_filter's '&' stays readable
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	data := b.Bytes()
 	if output == "json" {
-		_, err = fmt.Fprintln(w, string(data))
+		_, err := w.Write(data)
 		return err
 	}
 	var generic any

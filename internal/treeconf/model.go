@@ -1,6 +1,7 @@
 package treeconf
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -97,10 +98,14 @@ func DecodePool(tree, name string, data []byte) (Pool, error) {
 // canonicalJSON marshals a canonical key map (object keys sorted). Decoded
 // documents always marshal; a value that does not (a non-finite number set
 // in code) is an invalid_value error.
+// Characters such as '&' (node_tag_filter) are not escaped, so the stored
+// document reads as written.
 func canonicalJSON(m map[string]any) ([]byte, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		return nil, ruleErr(RuleInvalidValue, "", "", "", "document does not encode as JSON: %v", err)
 	}
-	return data, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

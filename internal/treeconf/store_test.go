@@ -123,7 +123,15 @@ func TestWatchEmitsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := <-snaps
+	var first Snapshot
+	testutil.WaitFor(t, 5*time.Second, "the first snapshot", func() bool {
+		select {
+		case first = <-snaps:
+			return true
+		default:
+			return false
+		}
+	})
 	if len(first.Trees) != 2 || first.DefaultTree != "physical" {
 		t.Fatalf("first snapshot: %d trees, default %q", len(first.Trees), first.DefaultTree)
 	}
