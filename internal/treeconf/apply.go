@@ -130,12 +130,20 @@ func (a *Admin) Apply(ctx context.Context, document []byte, prune, dryRun bool) 
 // planApply computes the changes and validates the configuration after
 // them.
 func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]Diff, error) {
-	var upserts, removals []Diff
+	// Per tree of the document: its own change and its pools' changes,
+	// written in the final tree's parents-first order once it is known.
+	type treePlan struct {
+		name  string
+		tree  []Diff
+		pools map[string]Diff
+	}
+	var plans []treePlan
 	target := st
 	touched := map[string]bool{}
 	inDoc := map[string]map[string]bool{}
 	for _, spec := range trees.Trees {
 		tree, pools := specDocs(spec)
+		tp := treePlan{name: tree.Name, pools: map[string]Diff{}}
 		touched[tree.Name] = true
 		value, err := tree.JSON()
 		if err != nil {
@@ -143,10 +151,10 @@ func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]D
 		}
 		if ts, ok := st.tree(tree.Name); ok {
 			if !bytes.Equal(ts.raw, value) {
-				upserts = append(upserts, newDiff(ActionUpdate, treeKey(tree.Name), ts.raw, value, ts.rev))
+				tp.tree = append(tp.tree, newDiff(ActionUpdate, treeKey(tree.Name), ts.raw, value, ts.rev))
 			}
 		} else {
-			upserts = append(upserts, newDiff(ActionCreate, treeKey(tree.Name), nil, value, 0))
+			tp.tree = append(tp.tree, newDiff(ActionCreate, treeKey(tree.Name), nil, value, 0))
 		}
 		target = target.withTree(tree)
 		names := map[string]bool{}
@@ -162,13 +170,14 @@ func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]D
 			}
 			switch {
 			case old == nil:
-				upserts = append(upserts, newDiff(ActionCreate, poolKey(tree.Name, p.Name()), nil, value, 0))
+				tp.pools[p.Name()] = newDiff(ActionCreate, poolKey(tree.Name, p.Name()), nil, value, 0)
 			case !bytes.Equal(old.raw, value):
-				upserts = append(upserts, newDiff(ActionUpdate, poolKey(tree.Name, p.Name()), old.raw, value, old.rev))
+				tp.pools[p.Name()] = newDiff(ActionUpdate, poolKey(tree.Name, p.Name()), old.raw, value, old.rev)
 			}
 			target = target.withPool(tree.Name, p)
 		}
 		inDoc[tree.Name] = names
+		plans = append(plans, tp)
 	}
 	cl := st.cluster
 	if trees.DefaultTreeGiven || cl.DefaultTree == "" {
@@ -183,6 +192,7 @@ func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]D
 		clusterDiff = append(clusterDiff, newDiff(ActionUpdate, clusterKey, st.clusterRaw, value, st.clusterRev))
 	}
 	target = target.withCluster(cl)
+	var removals []Diff
 	if prune {
 		var treeRemovals []Diff
 		for _, tn := range sortedKeys(st.trees) {
@@ -210,11 +220,14 @@ func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]D
 		}
 		removals = append(removals, treeRemovals...)
 	}
+	orders := map[string][]string{}
 	for _, tn := range sortedKeys(touched) {
 		if _, ok := target.tree(tn); ok {
-			if _, err := checkTree(target, tn); err != nil {
+			c, err := checkTree(target, tn)
+			if err != nil {
 				return nil, err
 			}
+			orders[tn] = c.order
 		}
 	}
 	if err := checkCluster(target); err != nil {
@@ -223,7 +236,16 @@ func (a *Admin) planApply(st *state, trees *scenario.TreesFile, prune bool) ([]D
 	if err := checkReferences(target, touched); err != nil {
 		return nil, err
 	}
-	plan := append(upserts, clusterDiff...)
+	var plan []Diff
+	for _, tp := range plans {
+		plan = append(plan, tp.tree...)
+		for _, pn := range orders[tp.name] {
+			if d, ok := tp.pools[pn]; ok {
+				plan = append(plan, d)
+			}
+		}
+	}
+	plan = append(plan, clusterDiff...)
 	return append(plan, removals...), nil
 }
 

@@ -242,8 +242,10 @@ func TestApplyCreateUpdatePruneDryRun(t *testing.T) {
 			t.Errorf("%s %s: no revision", d.Action, d.Key)
 		}
 	}
-	want := []string{"create tree.physical", "create pool.physical.project-root", "create pool.physical.project-adhoc",
-		"create pool.physical.project-batch", "create pool.physical.project-backup", "create pool.physical.burst",
+	// Pools are written parents first, siblings by name, whatever the
+	// document's order.
+	want := []string{"create tree.physical", "create pool.physical.burst", "create pool.physical.project-root",
+		"create pool.physical.project-adhoc", "create pool.physical.project-backup", "create pool.physical.project-batch",
 		"create pool.physical.relaxed", "create tree.cloud", "create pool.cloud.research", "create cluster"}
 	if diff := cmp.Diff(want, actions); diff != "" {
 		t.Errorf("apply order (-want +got):\n%s", diff)
@@ -253,7 +255,8 @@ func TestApplyCreateUpdatePruneDryRun(t *testing.T) {
 	if err != nil || len(res.Changes) != 0 {
 		t.Fatalf("re-apply: %d changes, %v", len(res.Changes), err)
 	}
-	// An update, a new pool, and (with prune) removals.
+	// An update, a new pool (listed before its parent: apply writes the
+	// parent first), and (with prune) removals.
 	next := `
 version: 1
 default_tree: cloud
@@ -261,8 +264,8 @@ trees:
   - name: cloud
     config: {node_tag_filter: "cloud | spot"}
     pools:
-      - {name: research, weight: 3}
       - {name: research-ml, parent: research}
+      - {name: research, weight: 3}
 `
 	res, err = e.admin.Apply(ctx(t), []byte(next), false, true)
 	if err != nil {
