@@ -30,7 +30,9 @@ type configFlags struct {
 func (c *configFlags) add(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
 	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table, json or yaml")
-	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 15*time.Second, "timeout of each request")
+	// Longer than the service's own treeconf.RequestTimeout, so a slow
+	// request ends with the service's error rather than a client timeout.
+	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", treeconf.RequestTimeout+5*time.Second, "timeout of each request")
 }
 
 // check validates the flags before anything is sent.

@@ -51,11 +51,23 @@ func ApplyProto(res ApplyResult) *pb.ApplyResponse {
 	out := &pb.ApplyResponse{Applied: res.Applied}
 	for _, d := range res.Changes {
 		out.Changes = append(out.Changes, &pb.ConfigChange{
-			Action: pb.ConfigChangeAction(d.Action), Kind: kindProto(d.Key.Kind), Tree: d.Key.Tree, Pool: d.Key.Pool,
+			Action: actionProto(d.Action), Kind: kindProto(d.Key.Kind), Tree: d.Key.Tree, Pool: d.Key.Pool,
 			Before: string(d.Before), After: string(d.After), Keys: d.Keys, Revision: d.Revision,
 		})
 	}
 	return out
+}
+
+func actionProto(a Action) pb.ConfigChangeAction {
+	switch a {
+	case ActionCreate:
+		return pb.ConfigChangeAction_CONFIG_CHANGE_ACTION_CREATE
+	case ActionUpdate:
+		return pb.ConfigChangeAction_CONFIG_CHANGE_ACTION_UPDATE
+	case ActionRemove:
+		return pb.ConfigChangeAction_CONFIG_CHANGE_ACTION_REMOVE
+	}
+	return pb.ConfigChangeAction_CONFIG_CHANGE_ACTION_UNSPECIFIED
 }
 
 func kindProto(k subjects.ConfigKeyKind) pb.ConfigObjectKind {

@@ -32,7 +32,9 @@ type TreeSnapshot struct {
 	Revision uint64
 	// Filter is the parsed node_tag_filter.
 	Filter tagfilter.Filter
-	// Pools are parents before children, siblings by name.
+	// Pools are parents before children, siblings by name (the bucket
+	// keeps no file order; the engine serves sibling burst pools in this
+	// order).
 	Pools []PoolSnapshot
 	// Err is why the tree's stored configuration breaks a rule (a
 	// *RuleError): possible when keys were written around the service, or
