@@ -11,7 +11,14 @@
 //	sharetree.v1.op.submit               client → scheduler, request/reply
 //	sharetree.v1.op.list                 client → scheduler, request/reply
 //	sharetree.v1.op.<id>.get|abort|update client → scheduler, request/reply
-//	sharetree.v1.tree.<tree>.…           admin → scheduler, request/reply
+//	sharetree.v1.config.<verb>           admin → scheduler: trees, apply, get, set (cluster)
+//	sharetree.v1.tree.<tree>.<verb>      admin → scheduler: create, get, set, remove, pools
+//	sharetree.v1.tree.<tree>.pool.<pool>.<verb> admin → scheduler: create, get, set, remove
 //	sharetree.v1.orchid.<tree>.…         anyone → scheduler, request/reply
 //	sharetree.v1.events.<tree>.<kind>    scheduler → consumers, kept in a stream
+//
+// The configuration subjects put names at fixed token positions and give
+// each kind of request its own token count, so a tree or pool named like a
+// verb can never be mistaken for one (see config.go). Keys of ConfigBucket
+// are built by ConfigTreeKey and ConfigPoolKey and parsed by ParseConfigKey.
 package subjects

@@ -17,12 +17,17 @@ const (
 	OperationsBucket = "sharetree-operations"
 	// SchedulerBucket holds the leader epoch and other scheduler-wide keys.
 	SchedulerBucket = "sharetree-scheduler"
+	// ConfigBucket holds the live pool-tree configuration: the cluster
+	// attributes, one key per tree and one per pool (see ConfigKey).
+	ConfigBucket = "sharetree-config"
 )
 
 // Service names for nats.go/micro (`nats micro ls` shows them).
 const (
 	// SchedulerService serves heartbeats and the operation API.
 	SchedulerService = "sharetree-scheduler"
+	// ConfigService serves the pool-tree configuration API.
+	ConfigService = "sharetree-config"
 )
 
 // NodeHeartbeat is the subject an agent sends its heartbeat requests to.

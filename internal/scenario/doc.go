@@ -15,5 +15,16 @@
 // a version other than 1 and every rule the engine's Validate methods check
 // are errors. Every such error is an [*Error] naming the file, the path to
 // the key (e.g. "operations[0].jobs[1].resources.cpu") and the reason with
-// its YAML line, and wraps [ErrInvalidScenario].
+// its YAML line, and wraps [ErrInvalidScenario] (and [ErrUnknownKey] for a
+// key the format does not define there).
+//
+// The same decoder reads the pool-tree configuration: trees files
+// ([ParseTrees], the server's --pools) and single tree and pool documents of
+// the live configuration ([ParseTreeDoc], [ParsePoolDoc]). Those accept, on
+// top of the scenario keys, the options only the scheduler process reads
+// ([TreeOptions], [PoolOptions]: node_tag_filter, pool_config_presets,
+// config_presets, ephemeral sub-pools, offloading, ...); scenario files keep
+// rejecting them. [TreeDoc] and [PoolDoc] record which keys were given, and
+// [EncodeTreeDoc] and [EncodePoolDoc] turn them back into their canonical
+// key maps. [ResolvePool] applies a tree's presets to a pool.
 package scenario

@@ -10,6 +10,18 @@ import (
 // failure to read it with errors.Is.
 var ErrInvalidScenario = errors.New("scenario: invalid scenario")
 
+// ErrUnknownKey is wrapped (besides ErrInvalidScenario) by the error for a
+// key the format does not define at that place.
+var ErrUnknownKey = errors.New("scenario: unknown key")
+
+// ErrDuplicateName is wrapped (besides ErrInvalidScenario) by the error for
+// a tree or pool name given twice.
+var ErrDuplicateName = errors.New("scenario: duplicate name")
+
+// ErrUnknownPreset is wrapped by ResolvePool's error for a config_presets
+// entry the tree's pool_config_presets does not define.
+var ErrUnknownPreset = errors.New("scenario: unknown pool config preset")
+
 // Error is a problem with a scenario file: the file, the path to the key at
 // fault and the reason.
 type Error struct {
@@ -21,6 +33,9 @@ type Error struct {
 	Path string
 	// Msg is the reason, usually starting with the YAML line ("line 12: ...").
 	Msg string
+	// Kind, when not nil, is a more specific sentinel the error also wraps
+	// (ErrUnknownKey, ErrDuplicateName).
+	Kind error
 }
 
 // Error returns "FILE: PATH: MSG", or "FILE: MSG" when Path is empty.
@@ -31,8 +46,13 @@ func (e *Error) Error() string {
 	return e.File + ": " + e.Path + ": " + e.Msg
 }
 
-// Unwrap returns ErrInvalidScenario.
-func (e *Error) Unwrap() error { return ErrInvalidScenario }
+// Unwrap returns ErrInvalidScenario and, when set, Kind.
+func (e *Error) Unwrap() []error {
+	if e.Kind != nil {
+		return []error{ErrInvalidScenario, e.Kind}
+	}
+	return []error{ErrInvalidScenario}
+}
 
 // causeText returns err's message without the leading text of the sentinel
 // it wraps ("scheduler: invalid configuration: pool ..." becomes

@@ -142,7 +142,9 @@ func (d *decoder) object(n *yaml.Node, path string, fields []field) (map[string]
 	for _, e := range entries {
 		f, ok := findField(fields, e.key)
 		if !ok {
-			return nil, d.fail(e.path, e.keyNode, "unknown key %q (want one of %s)", e.key, fieldNames(fields))
+			err := d.fail(e.path, e.keyNode, "unknown key %q (want one of %s)", e.key, fieldNames(fields))
+			err.Kind = ErrUnknownKey
+			return nil, err
 		}
 		canon := f.key
 		if f.canon != "" {
@@ -331,61 +333,4 @@ func (d *decoder) nodes(n *yaml.Node, path string) ([]scheduler.Node, error) {
 		}
 	}
 	return out, nil
-}
-
-// applyTree applies the keys of a `tree` mapping to cfg (keys it does not
-// name keep their values) and validates the result.
-func (d *decoder) applyTree(n *yaml.Node, path string, cfg *scheduler.TreeConfig) error {
-	ig := &cfg.Integral
-	_, err := d.object(n, path, []field{
-		{key: "main_resource", set: func(v *yaml.Node, p string) (err error) {
-			cfg.MainResource, err = d.resourceName(v, p)
-			return err
-		}},
-		d.numberPtrTo("infer_weight_from_guarantees_share_multiplier", &cfg.InferWeightFromGuaranteesShareMultiplier),
-		d.numberTo("fair_share_starvation_tolerance", &cfg.FairShareStarvationTolerance),
-		d.durationTo("fair_share_starvation_timeout", &cfg.FairShareStarvationTimeout),
-		alias("fair_share_preemption_timeout", d.durationTo("fair_share_starvation_timeout", &cfg.FairShareStarvationTimeout)),
-		d.durationTo("fair_share_aggressive_starvation_timeout", &cfg.FairShareAggressiveStarvationTimeout),
-		d.boolTo("enable_aggressive_starvation", &cfg.EnableAggressiveStarvation),
-		d.boolTo("enable_pool_starvation", &cfg.EnablePoolStarvation),
-		d.numberTo("preemption_satisfaction_threshold", &cfg.PreemptionSatisfactionThreshold),
-		d.numberTo("aggressive_preemption_satisfaction_threshold", &cfg.AggressivePreemptionSatisfactionThreshold),
-		d.resourcesTo("non_preemptible_resource_usage_threshold", &cfg.NonPreemptibleResourceUsageThreshold),
-		d.numberTo("allocation_count_preemption_timeout_coefficient", &cfg.AllocationCountPreemptionTimeoutCoefficient),
-		d.intTo("max_operation_count", &cfg.MaxOperationCount),
-		d.intTo("max_operation_count_per_pool", &cfg.MaxOperationCountPerPool),
-		d.intTo("max_running_operation_count", &cfg.MaxRunningOperationCount),
-		d.intTo("max_running_operation_count_per_pool", &cfg.MaxRunningOperationCountPerPool),
-		{key: "default_parent_pool", set: func(v *yaml.Node, p string) error {
-			s, err := d.str(v, p)
-			cfg.DefaultParentPool = scheduler.PoolID(s)
-			return err
-		}},
-		d.boolTo("enable_step_function_for_gang_operations", &cfg.EnableStepFunctionForGangOperations),
-		d.durationTo("fair_share_update_period", &cfg.FairShareUpdatePeriod),
-		d.durationTo("preemptive_scheduling_backoff", &cfg.PreemptiveSchedulingBackoff),
-		d.durationTo("allocation_preemption_timeout", &cfg.AllocationPreemptionTimeout),
-		alias("job_interrupt_timeout", d.durationTo("allocation_preemption_timeout", &cfg.AllocationPreemptionTimeout)),
-		d.durationTo("allocation_graceful_preemption_timeout", &cfg.AllocationGracefulPreemptionTimeout),
-		alias("job_graceful_interrupt_timeout", d.durationTo("allocation_graceful_preemption_timeout", &cfg.AllocationGracefulPreemptionTimeout)),
-		// Unlike a pool's integral_guarantees, the tree's sub-map sets only
-		// the keys it names: the tree's settings all have defaults.
-		{key: "integral_guarantees", set: func(v *yaml.Node, p string) error {
-			_, err := d.object(v, p, []field{
-				d.durationTo("smooth_period", &ig.SmoothPeriod),
-				d.durationTo("pool_capacity_saturation_period", &ig.PoolCapacitySaturationPeriod),
-				d.numberTo("relaxed_share_multiplier_limit", &ig.RelaxedShareMultiplierLimit),
-				d.boolTo("should_distribute_free_volume_among_children", &ig.ShouldDistributeFreeVolumeAmongChildren),
-			})
-			return err
-		}},
-	})
-	if err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return d.fail(path, deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
-	}
-	return nil
 }

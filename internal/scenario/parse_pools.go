@@ -1,17 +1,21 @@
 package scenario
 
 import (
+	"errors"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
 )
 
-// poolState is a pool while the steps are resolved: its configuration and
-// where it was defined, for messages.
+// poolState is a pool while the steps are resolved: its configuration (with
+// the tree's presets applied), its own keys as written and where it was
+// defined, for messages.
 type poolState struct {
 	cfg  scheduler.PoolConfig
+	doc  PoolDoc
 	path string
 	node *yaml.Node
 }
@@ -20,7 +24,7 @@ type poolState struct {
 // order and their initial accumulated volumes (nil where not given). Every
 // pool is validated against the tree's main resource, and the list must form
 // a tree with parents listed before their children.
-func (d *decoder) pools(n *yaml.Node, path string, tree scheduler.TreeConfig) ([]poolState, []*scheduler.Resources, error) {
+func (d *decoder) pools(n *yaml.Node, path string, tree TreeDoc) ([]poolState, []*scheduler.Resources, error) {
 	items, err := d.sequence(n, path)
 	if err != nil {
 		return nil, nil, err
@@ -30,21 +34,22 @@ func (d *decoder) pools(n *yaml.Node, path string, tree scheduler.TreeConfig) ([
 	for i, it := range items {
 		ip := joinIndex(path, i)
 		var (
-			cfg    scheduler.PoolConfig
+			doc    PoolDoc
 			volume *scheduler.Resources
 		)
 		fields := append([]field{
 			{key: "name", set: func(v *yaml.Node, p string) error {
 				s, err := d.str(v, p)
-				cfg.Name = scheduler.PoolID(s)
+				if err == nil && d.live {
+					if verr := subjects.ValidateToken("pool name", s); verr != nil {
+						return d.fail(p, deref(v), "%s", causeText(verr, subjects.ErrInvalidToken))
+					}
+				}
+				doc.Config.Name = scheduler.PoolID(s)
 				return err
 			}},
-			{key: "parent", set: func(v *yaml.Node, p string) error {
-				s, err := d.str(v, p)
-				cfg.Parent = scheduler.PoolID(s)
-				return err
-			}},
-		}, d.poolFields(&cfg, &volume)...)
+			d.parentField(&doc.Config),
+		}, d.poolFields(&doc, &volume)...)
 		present, err := d.object(it, ip, fields)
 		if err != nil {
 			return nil, nil, err
@@ -52,9 +57,20 @@ func (d *decoder) pools(n *yaml.Node, path string, tree scheduler.TreeConfig) ([
 		if !present["name"] {
 			return nil, nil, d.missing(ip, it, "name")
 		}
-		st := poolState{cfg: cfg, path: ip, node: deref(it)}
-		if err := d.validatePool(st, tree.MainResource, ip); err != nil {
-			return nil, nil, err
+		doc.Keys = poolKeys(present)
+		st := poolState{cfg: doc.Config, doc: doc, path: ip, node: deref(it)}
+		if !d.noEngine {
+			cfg, err := ResolvePool(tree, doc)
+			if err != nil {
+				if errors.Is(err, ErrUnknownPreset) {
+					return nil, nil, d.fail(joinKey(ip, keyConfigPresets), deref(it), "%s", causeText(err, ErrUnknownPreset))
+				}
+				return nil, nil, d.fail(ip, deref(it), "%v", err)
+			}
+			st.cfg = cfg
+			if err := d.validatePool(st, tree.Config.MainResource, ip); err != nil {
+				return nil, nil, err
+			}
 		}
 		pools = append(pools, st)
 		volumes = append(volumes, volume)
@@ -65,11 +81,36 @@ func (d *decoder) pools(n *yaml.Node, path string, tree scheduler.TreeConfig) ([
 	return pools, volumes, nil
 }
 
+// parentField decodes a pool's `parent`.
+func (d *decoder) parentField(cfg *scheduler.PoolConfig) field {
+	return field{key: "parent", set: func(v *yaml.Node, p string) error {
+		s, err := d.str(v, p)
+		cfg.Parent = scheduler.PoolID(s)
+		return err
+	}}
+}
+
+// poolKeys lists the canonical keys present other than name, parent and
+// accumulated_resource_volume (which is state, not configuration).
+func poolKeys(present map[string]bool) []string {
+	keys := make(map[string]bool, len(present))
+	for k := range present {
+		switch k {
+		case "name", "parent", "accumulated_resource_volume":
+		default:
+			keys[k] = true
+		}
+	}
+	return sortedSet(keys)
+}
+
 // poolFields are the keys of a pool other than name and parent: the keys a
-// step's `set.pools` entry may give. volume receives
-// accumulated_resource_volume (absent resources 0).
-func (d *decoder) poolFields(cfg *scheduler.PoolConfig, volume **scheduler.Resources) []field {
-	return []field{
+// step's `set.pools` entry may give. volume, when not nil, receives
+// accumulated_resource_volume (absent resources 0); when nil, that key is
+// not accepted. A live decoder adds the pool options.
+func (d *decoder) poolFields(doc *PoolDoc, volume **scheduler.Resources) []field {
+	cfg := &doc.Config
+	fields := []field{
 		d.numberPtrTo("weight", &cfg.Weight),
 		{key: "mode", set: func(v *yaml.Node, p string) error {
 			s, err := d.str(v, p)
@@ -107,7 +148,9 @@ func (d *decoder) poolFields(cfg *scheduler.PoolConfig, volume **scheduler.Resou
 			cfg.IntegralGuarantees = ig
 			return nil
 		}},
-		{key: "accumulated_resource_volume", set: func(v *yaml.Node, p string) error {
+	}
+	if volume != nil {
+		fields = append(fields, field{key: "accumulated_resource_volume", set: func(v *yaml.Node, p string) error {
 			r, err := d.resources(v, p)
 			if err != nil {
 				return err
@@ -115,8 +158,34 @@ func (d *decoder) poolFields(cfg *scheduler.PoolConfig, volume **scheduler.Resou
 			full := r.OrZero()
 			*volume = &full
 			return nil
-		}},
+		}})
 	}
+	if d.live {
+		fields = append(fields, d.poolOptionFields(&doc.Options)...)
+	}
+	return fields
+}
+
+// poolFragment decodes a mapping of pool keys that allow accepts (by
+// canonical name): a preset or an ephemeral_subpool_config.
+func (d *decoder) poolFragment(n *yaml.Node, path string, allow func(string) bool) (PoolDoc, error) {
+	var doc PoolDoc
+	var fields []field
+	for _, f := range d.poolFields(&doc, nil) {
+		canon := f.key
+		if f.canon != "" {
+			canon = f.canon
+		}
+		if allow(canon) {
+			fields = append(fields, f)
+		}
+	}
+	present, err := d.object(n, path, fields)
+	if err != nil {
+		return PoolDoc{}, err
+	}
+	doc.Keys = poolKeys(present)
+	return doc, nil
 }
 
 // integralGuarantees decodes a pool's `integral_guarantees` into ig.
@@ -163,12 +232,12 @@ func (d *decoder) fifoSortParameters(n *yaml.Node, path string) ([]scheduler.Fif
 // setPool applies a step's `set.pools` entry to a copy of st's configuration
 // (only the keys it names change) and returns the volume it sets, if any.
 func (d *decoder) setPool(st *poolState, n *yaml.Node, path string) (*scheduler.Resources, error) {
-	cfg := clonePoolConfig(st.cfg)
+	doc := PoolDoc{Config: clonePoolConfig(st.cfg)}
 	var volume *scheduler.Resources
-	if _, err := d.object(n, path, d.poolFields(&cfg, &volume)); err != nil {
+	if _, err := d.object(n, path, d.poolFields(&doc, &volume)); err != nil {
 		return nil, err
 	}
-	st.cfg = cfg
+	st.cfg = doc.Config
 	return volume, nil
 }
 
@@ -186,9 +255,14 @@ func (d *decoder) checkPoolTree(pools []poolState) error {
 	index := make(map[scheduler.PoolID]int, len(pools))
 	for i, p := range pools {
 		if j, dup := index[p.cfg.Name]; dup {
-			return d.fail(joinKey(p.path, "name"), p.node, "duplicate pool name %q (first at %s)", p.cfg.Name, pools[j].path)
+			err := d.fail(joinKey(p.path, "name"), p.node, "duplicate pool name %q (first at %s)", p.cfg.Name, pools[j].path)
+			err.Kind = ErrDuplicateName
+			return err
 		}
 		index[p.cfg.Name] = i
+	}
+	if d.noEngine {
+		return nil
 	}
 	for i, p := range pools {
 		if p.cfg.Parent == "" {

@@ -35,7 +35,7 @@ func (d *decoder) initialModel(t *topNodes) (*model, error) {
 	}
 	var err error
 	if t.pools != nil {
-		if m.pools, m.volumes, err = d.pools(t.pools, "pools", m.tree); err != nil {
+		if m.pools, m.volumes, err = d.pools(t.pools, "pools", TreeDoc{Config: m.tree}); err != nil {
 			return nil, err
 		}
 	}

@@ -31,8 +31,17 @@ const (
 )
 
 // decoder walks a scenario's node tree; file is the name used in errors.
+// A live decoder (trees files and the live configuration) also accepts the
+// tree and pool keys only the scheduler process reads; a scenario file
+// rejects them as unknown keys.
+//
+// A decoder with noEngine set (DecodeTrees) checks values but leaves the
+// engine's rules (TreeConfig.Validate, PoolConfig.Validate, presets, the
+// pools' parents) to its caller.
 type decoder struct {
-	file string
+	file     string
+	live     bool
+	noEngine bool
 }
 
 // fail returns an *Error at path; n, when it has a line, prefixes the message

@@ -20,8 +20,11 @@ import (
 //	    config: {main_resource: cpu}   # the keys of a scenario's `tree`
 //	    pools: [...]                   # the keys of a scenario's `pools`
 type TreesFile struct {
-	// DefaultTree receives operations that name no tree.
+	// DefaultTree receives operations that name no tree: default_tree, or
+	// the first tree when the file does not give it.
 	DefaultTree string
+	// DefaultTreeGiven says whether the file gives default_tree.
+	DefaultTreeGiven bool
 	// Trees in file order.
 	Trees []TreeSpec
 }
@@ -29,10 +32,18 @@ type TreesFile struct {
 // TreeSpec is one pool tree: its configuration, its pools (parents before
 // children) and the pools' initial accumulated volumes.
 type TreeSpec struct {
-	Name    string
-	Config  scheduler.TreeConfig
+	Name   string
+	Config scheduler.TreeConfig
+	// Pools are the pools' effective configurations, the tree's presets
+	// applied (see ResolvePool), in file order.
 	Pools   []scheduler.PoolConfig
 	Volumes map[scheduler.PoolID]scheduler.Resources
+	// Doc is the tree's configuration as written (Doc.Config == Config),
+	// with the options only the scheduler process reads.
+	Doc TreeDoc
+	// PoolDocs are the pools' own configurations as written (before
+	// presets), parallel to Pools.
+	PoolDocs []PoolDoc
 }
 
 // ParseTreesFile reads and parses a trees file.
@@ -47,7 +58,19 @@ func ParseTreesFile(path string) (*TreesFile, error) {
 // ParseTrees parses trees-file bytes; every content error is an *Error that
 // names the file, the key path and the line.
 func ParseTrees(name string, data []byte) (*TreesFile, error) {
-	d := &decoder{file: name}
+	return parseTrees(&decoder{file: name, live: true}, data)
+}
+
+// DecodeTrees decodes trees-file bytes like ParseTrees, checking every
+// value, name and duplicate, but not the engine's rules (the trees' and
+// pools' Validate, presets, pools' parents): the caller validates the
+// trees (package treeconf does, with its own typed rules). Pools are the
+// pools' own configurations, presets not applied.
+func DecodeTrees(name string, data []byte) (*TreesFile, error) {
+	return parseTrees(&decoder{file: name, live: true, noEngine: true}, data)
+}
+
+func parseTrees(d *decoder, data []byte) (*TreesFile, error) {
 	root, err := d.document(data)
 	if err != nil {
 		return nil, err
@@ -88,7 +111,9 @@ func ParseTrees(name string, data []byte) (*TreesFile, error) {
 			return nil, err
 		}
 		if first, dup := seen[t.Name]; dup {
-			return nil, d.fail(joinKey(ip, "name"), deref(it), "duplicate tree name %q (first at %s)", t.Name, first)
+			err := d.fail(joinKey(ip, "name"), deref(it), "duplicate tree name %q (first at %s)", t.Name, first)
+			err.Kind = ErrDuplicateName
+			return nil, err
 		}
 		seen[t.Name] = ip
 		out.Trees = append(out.Trees, t)
@@ -103,12 +128,13 @@ func ParseTrees(name string, data []byte) (*TreesFile, error) {
 			return nil, d.fail("default_tree", deref(defTree), "tree %q is not defined in trees", s)
 		}
 		out.DefaultTree = s
+		out.DefaultTreeGiven = true
 	}
 	return out, nil
 }
 
 func (d *decoder) treeSpec(n *yaml.Node, path string) (TreeSpec, error) {
-	t := TreeSpec{Config: scheduler.DefaultTreeConfig(), Volumes: map[scheduler.PoolID]scheduler.Resources{}}
+	t := TreeSpec{Doc: DefaultTreeDoc(), Volumes: map[scheduler.PoolID]scheduler.Resources{}}
 	var cfgN, poolsN *yaml.Node
 	present, err := d.object(n, path, []field{
 		{key: "name", set: func(v *yaml.Node, p string) error {
@@ -131,20 +157,24 @@ func (d *decoder) treeSpec(n *yaml.Node, path string) (TreeSpec, error) {
 		return t, d.missing(path, n, "name")
 	}
 	if cfgN != nil {
-		if err := d.applyTree(cfgN, joinKey(path, "config"), &t.Config); err != nil {
+		if err := d.decodeTree(cfgN, joinKey(path, "config"), &t.Doc); err != nil {
 			return t, err
 		}
 	}
-	if err := t.Config.Validate(); err != nil {
-		return t, d.fail(joinKey(path, "config"), deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
+	t.Config = t.Doc.Config
+	if !d.noEngine {
+		if err := t.Config.Validate(); err != nil {
+			return t, d.fail(joinKey(path, "config"), deref(n), "%s", causeText(err, scheduler.ErrInvalidConfig))
+		}
 	}
 	if poolsN != nil {
-		pools, volumes, err := d.pools(poolsN, joinKey(path, "pools"), t.Config)
+		pools, volumes, err := d.pools(poolsN, joinKey(path, "pools"), t.Doc)
 		if err != nil {
 			return t, err
 		}
 		for i, p := range pools {
 			t.Pools = append(t.Pools, p.cfg)
+			t.PoolDocs = append(t.PoolDocs, p.doc)
 			if volumes[i] != nil {
 				t.Volumes[p.cfg.Name] = *volumes[i]
 			}

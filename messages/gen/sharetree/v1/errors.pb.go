@@ -48,21 +48,26 @@ const (
 	ErrorCode_ERROR_CODE_NODE_MISMATCH ErrorCode = 8
 	// A heartbeat older than one already processed for the node.
 	ErrorCode_ERROR_CODE_STALE_HEARTBEAT ErrorCode = 9
+	// A compare-and-set write lost: the object changed since the revision the
+	// writer expected (the message names the key and both revisions). Read it
+	// again and retry.
+	ErrorCode_ERROR_CODE_CONFLICT ErrorCode = 10
 )
 
 // Enum value maps for ErrorCode.
 var (
 	ErrorCode_name = map[int32]string{
-		0: "ERROR_CODE_UNSPECIFIED",
-		1: "ERROR_CODE_INVALID_ARGUMENT",
-		2: "ERROR_CODE_NOT_FOUND",
-		3: "ERROR_CODE_ALREADY_EXISTS",
-		4: "ERROR_CODE_FAILED_PRECONDITION",
-		5: "ERROR_CODE_LIMIT_EXCEEDED",
-		6: "ERROR_CODE_UNAVAILABLE",
-		7: "ERROR_CODE_INTERNAL",
-		8: "ERROR_CODE_NODE_MISMATCH",
-		9: "ERROR_CODE_STALE_HEARTBEAT",
+		0:  "ERROR_CODE_UNSPECIFIED",
+		1:  "ERROR_CODE_INVALID_ARGUMENT",
+		2:  "ERROR_CODE_NOT_FOUND",
+		3:  "ERROR_CODE_ALREADY_EXISTS",
+		4:  "ERROR_CODE_FAILED_PRECONDITION",
+		5:  "ERROR_CODE_LIMIT_EXCEEDED",
+		6:  "ERROR_CODE_UNAVAILABLE",
+		7:  "ERROR_CODE_INTERNAL",
+		8:  "ERROR_CODE_NODE_MISMATCH",
+		9:  "ERROR_CODE_STALE_HEARTBEAT",
+		10: "ERROR_CODE_CONFLICT",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -75,6 +80,7 @@ var (
 		"ERROR_CODE_INTERNAL":            7,
 		"ERROR_CODE_NODE_MISMATCH":       8,
 		"ERROR_CODE_STALE_HEARTBEAT":     9,
+		"ERROR_CODE_CONFLICT":            10,
 	}
 )
 
@@ -113,7 +119,10 @@ type Error struct {
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// field is the path of the offending field in the request
 	// ("spec.tasks[0].job_count"), when one is to blame.
-	Field         string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	Field string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	// rule names the configuration rule a refused write breaks
+	// ("guarantee_sum", "running_above_total", ...), when one does.
+	Rule          string `protobuf:"bytes,4,opt,name=rule,proto3" json:"rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,15 +178,23 @@ func (x *Error) GetField() string {
 	return ""
 }
 
+func (x *Error) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
 var File_sharetree_v1_errors_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x19sharetree/v1/errors.proto\x12\fsharetree.v1\"d\n" +
+	"\x19sharetree/v1/errors.proto\x12\fsharetree.v1\"x\n" +
 	"\x05Error\x12+\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x17.sharetree.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field*\xb7\x02\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\x12\x12\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule*\xd0\x02\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x18\n" +
@@ -188,7 +205,9 @@ const file_sharetree_v1_errors_proto_rawDesc = "" +
 	"\x16ERROR_CODE_UNAVAILABLE\x10\x06\x12\x17\n" +
 	"\x13ERROR_CODE_INTERNAL\x10\a\x12\x1c\n" +
 	"\x18ERROR_CODE_NODE_MISMATCH\x10\b\x12\x1e\n" +
-	"\x1aERROR_CODE_STALE_HEARTBEAT\x10\tBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"\x1aERROR_CODE_STALE_HEARTBEAT\x10\t\x12\x17\n" +
+	"\x13ERROR_CODE_CONFLICT\x10\n" +
+	"BFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_errors_proto_rawDescOnce sync.Once
