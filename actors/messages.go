@@ -195,3 +195,7 @@ type reconfigureTree struct{ spec TreeSpec }
 
 // reconfigured answers reconfigureTree.
 type reconfigured struct{ err error }
+
+// countOperations asks a tree actor for a pool's operation count (running
+// and pending in its subtree; "" is the whole tree).
+type countOperations struct{ pool string }

@@ -202,6 +202,24 @@ func (s *System) Result(tree string) *scheduler.Result {
 	return nil
 }
 
+// PoolOperationCount is the number of running and pending operations in a
+// pool's subtree ("" is the whole tree); 0 for an unknown tree. When the
+// tree does not answer in time it returns 1, so that a removal waiting on
+// it is refused rather than allowed.
+func (s *System) PoolOperationCount(tree, pool string) int {
+	for _, t := range s.dir.Load().trees {
+		if t.name != tree {
+			continue
+		}
+		res, err := s.as.Root.RequestFuture(t.pid, &countOperations{pool: pool}, s.cfg.RequestTimeout).Result()
+		if n, ok := res.(int); err == nil && ok {
+			return n
+		}
+		return 1
+	}
+	return 0
+}
+
 // ApplyTrees brings the running trees to a new configuration: trees are
 // reconfigured in place (running operations keep running), added, or
 // removed when no operation uses them. What cannot be applied is kept as

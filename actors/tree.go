@@ -86,6 +86,9 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		t.tick(ctx)
 	case *updateDone:
 		t.updated(ctx, m)
+	case *countOperations:
+		n, _ := t.adm.Counts(scheduler.PoolID(m.pool))
+		ctx.Respond(n)
 	case *reconfigureTree:
 		ctx.Respond(&reconfigured{err: t.reconfigure(ctx, m.spec)})
 	case *updateInTree:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/natsembed"
+	"github.com/sharetree/sharetree/internal/treeconf"
 	"github.com/sharetree/sharetree/subjects"
 )
 
@@ -28,6 +29,12 @@ type Server struct {
 	service  *service
 	epoch    uint64
 	closed   chan struct{}
+	// The live tree configuration: its bucket, its service, the watch that
+	// applies changes.
+	confStore   *treeconf.Store
+	confSvc     micro.Service
+	watchCancel context.CancelFunc
+	watchDone   chan struct{}
 }
 
 // Start brings the scheduler up; Close stops it.
@@ -88,14 +95,47 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.events = newEventSink(js, s.epoch, cfg.EventBuffer, cfg.Logger)
 	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, Epoch: s.epoch}
-	trees := make([]actors.TreeSpec, 0, len(cfg.Trees.Trees))
-	for _, t := range cfg.Trees.Trees {
-		trees = append(trees, actors.TreeSpec{Name: t.Name, Config: t.Config, Pools: t.Pools, Volumes: t.Volumes})
+	// The pool trees live in the configuration bucket; the trees file seeds
+	// it on the first start only.
+	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("tree configuration bucket: %w", err)
+	}
+	seeded, err := s.confStore.Seed(ctx, cfg.Trees)
+	if err != nil {
+		return nil, fmt.Errorf("seed the tree configuration: %w", err)
+	}
+	if !seeded {
+		cfg.Logger.Info("tree configuration bucket already holds trees; the trees file is not applied (use `sharetree apply`)")
+	}
+	snap, err := s.confStore.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load the tree configuration: %w", err)
+	}
+	last := map[string]actors.TreeSpec{}
+	trees := treeSpecs(snap, cfg.Trees, last)
+	for _, t := range snap.Trees {
+		if t.Err != nil {
+			return nil, fmt.Errorf("tree configuration: tree %s: %w", t.Tree.Name, t.Err)
+		}
+	}
+	for _, t := range trees {
+		last[t.Name] = t
 	}
 	actorCfg := cfg.Actors
 	actorCfg.Logger = cfg.Logger
-	if s.sys, err = actors.Start(actorCfg, deps, trees, cfg.Trees.DefaultTree, revived); err != nil {
+	if s.sys, err = actors.Start(actorCfg, deps, trees, snap.DefaultTree, revived); err != nil {
 		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	s.watchCancel, s.watchDone = cancel, make(chan struct{})
+	snaps, err := s.confStore.Watch(wctx)
+	if err != nil {
+		close(s.watchDone)
+		return nil, fmt.Errorf("watch the tree configuration: %w", err)
+	}
+	go s.watchTrees(wctx, snaps, last)
+	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("configuration service: %w", err)
 	}
 	s.service = &service{sys: s.sys}
 	svc, err := micro.AddService(nc, micro.Config{
@@ -128,6 +168,13 @@ func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 
 // Close stops the service, the actors, the event publisher and NATS.
 func (s *Server) Close() {
+	if s.confSvc != nil {
+		_ = s.confSvc.Stop()
+	}
+	if s.watchCancel != nil {
+		s.watchCancel()
+		<-s.watchDone
+	}
 	if s.svc != nil {
 		_ = s.svc.Stop()
 	}

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/scenario"
+	"github.com/sharetree/sharetree/internal/treeconf"
+)
+
+// treeSpecs turns a configuration snapshot into the actors' trees. A tree
+// whose stored configuration breaks a rule keeps last (its last valid
+// spec) when there is one and is left out otherwise. Volumes come from the
+// trees file (the bucket does not hold state).
+func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string]actors.TreeSpec) []actors.TreeSpec {
+	volumes := map[string]scenario.TreeSpec{}
+	if file != nil {
+		for _, t := range file.Trees {
+			volumes[t.Name] = t
+		}
+	}
+	var out []actors.TreeSpec
+	for i := range snap.Trees {
+		t := &snap.Trees[i]
+		if t.Err != nil {
+			if prev, ok := last[t.Tree.Name]; ok {
+				out = append(out, prev)
+			}
+			continue
+		}
+		spec := actors.TreeSpec{Name: t.Tree.Name, Config: t.Tree.Config, Pools: t.PoolConfigs(), Volumes: volumes[t.Tree.Name].Volumes}
+		if !t.Filter.IsEmpty() {
+			spec.NodeFilter = t.Filter
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+// watchTrees applies every configuration change to the running trees until
+// ctx ends, watching again (after a second) when a watch ends early (the
+// connection was lost). Problems are logged; what cannot be applied keeps
+// running as it was.
+func (s *Server) watchTrees(ctx context.Context, snaps <-chan treeconf.Snapshot, last map[string]actors.TreeSpec) {
+	defer close(s.watchDone)
+	for {
+		s.applySnapshots(ctx, snaps, last)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		var err error
+		if snaps, err = s.confStore.Watch(ctx); err != nil {
+			s.cfg.Logger.Warn("watch the tree configuration again", "err", err)
+			snaps = nil
+		}
+	}
+}
+
+func (s *Server) applySnapshots(ctx context.Context, snaps <-chan treeconf.Snapshot, last map[string]actors.TreeSpec) {
+	if snaps == nil {
+		return
+	}
+	for snap := range snaps {
+		for _, p := range snap.Problems {
+			s.cfg.Logger.Warn("tree configuration problem", "problem", p)
+		}
+		for _, t := range snap.Trees {
+			if t.Err != nil {
+				s.cfg.Logger.Error("tree configuration breaks a rule; the tree keeps its last valid configuration", "tree", t.Tree.Name, "err", t.Err)
+			}
+		}
+		specs := treeSpecs(snap, s.cfg.Trees, last)
+		if len(specs) == 0 {
+			continue
+		}
+		def := snap.DefaultTree
+		if def == "" {
+			def = specs[0].Name
+		}
+		if err := s.sys.ApplyTrees(specs, def, 30*time.Second); err != nil {
+			s.cfg.Logger.Error("tree configuration partly applied", "revision", snap.Revision, "err", err)
+		} else {
+			s.cfg.Logger.Info("tree configuration applied", "revision", snap.Revision, "trees", len(specs))
+		}
+		for _, sp := range specs {
+			last[sp.Name] = sp
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
