@@ -69,6 +69,10 @@ type admitOperation struct {
 	// weight in this tree; nil is 1.
 	weight *float64
 	op     *actor.PID
+	// ephemeral, when set, is the pool to create for the operation if it
+	// does not exist yet (pool is its name); user owns it.
+	ephemeral *scheduler.PoolConfig
+	user      string
 }
 
 // admitResult answers admitOperation.

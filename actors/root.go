@@ -229,8 +229,9 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 		return nil, perr
 	}
 	pool, weight, limits := o.pool, o.weight, o.limits
-	if pool != "" && !tr.pools[pool] {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, o.poolField, "%s: pool %q does not exist in tree %s", o.poolField, pool, tr.spec.Name)
+	eph, pool, perr := ephemeralFor(tr, spec, pool, o.poolField)
+	if perr != nil {
+		return nil, perr
 	}
 	place := placement.OperationSpec{ID: id, Pool: pool, Order: r.seq, ResourceLimits: limits, Weight: 1}
 	if weight != nil {
@@ -244,7 +245,7 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 		}
 		place.Tasks = append(place.Tasks, placement.TaskSpec{Name: t.GetName(), JobCount: int(t.GetJobCount()), JobResources: res})
 	}
-	return &admitOperation{id: id, pool: pool, spec: spec, place: place, weight: weight}, nil
+	return &admitOperation{id: id, pool: pool, spec: spec, place: place, weight: weight, ephemeral: eph, user: userOf(spec)}, nil
 }
 
 // admitChain asks the trees one after another; the first refusal undoes the

@@ -27,6 +27,23 @@ type TreeSpec struct {
 	// NodeFilter selects the tree's exec nodes (node_tag_filter); nil takes
 	// every node. A node must match exactly one tree.
 	NodeFilter NodeFilter
+	// MaxEphemeralPoolsPerUser bounds the ephemeral pools one user has in
+	// the tree at once (max_ephemeral_pool_per_user); 0 means 1.
+	MaxEphemeralPoolsPerUser int
+	// PoolOptions are the pool options only the scheduler process reads.
+	PoolOptions map[scheduler.PoolID]PoolOptions
+}
+
+// PoolOptions are a pool's options the engine does not read.
+type PoolOptions struct {
+	// ForbidImmediateOperations: operations may be submitted only into the
+	// pool's descendants.
+	ForbidImmediateOperations bool
+	// CreateEphemeralSubpools: an operation submitted into the pool runs in
+	// the ephemeral sub-pool "<pool>$<user>", configured by EphemeralSubpool
+	// (its Name and Parent are set by the scheduler).
+	CreateEphemeralSubpools bool
+	EphemeralSubpool        scheduler.PoolConfig
 }
 
 // treeOp is an operation the tree admitted.
@@ -59,6 +76,10 @@ type treeActor struct {
 	// goroutine uses it, one at a time (updating).
 	engine *scheduler.Engine
 	cancel timer.CancelFunc
+
+	// ephemeral are the pools created for users' operations; they go when
+	// their last operation does.
+	ephemeral map[scheduler.PoolID]ephemeralPool
 
 	lastFairShareEvent time.Time
 	updates            int
@@ -102,6 +123,7 @@ func (t *treeActor) Receive(ctx actor.Context) {
 func (t *treeActor) start(ctx actor.Context) {
 	t.ops = map[scheduler.OperationID]*treeOp{}
 	t.pools = map[scheduler.PoolID]*actor.PID{}
+	t.ephemeral = map[scheduler.PoolID]ephemeralPool{}
 	adm, err := scheduler.NewAdmission(t.spec.Config, t.spec.Pools)
 	if err != nil {
 		// The configuration was validated before the actor was spawned; a
@@ -123,14 +145,15 @@ func (t *treeActor) start(ctx actor.Context) {
 // syncPoolActors gives every configured pool an actor and stops the actors
 // of pools that are gone.
 func (t *treeActor) syncPoolActors(ctx actor.Context) {
-	keep := poolSet(t.spec.Pools)
+	all := t.allPools()
+	keep := poolSet(all)
 	for name, pid := range t.pools {
 		if !keep[name] {
 			ctx.Stop(pid)
 			delete(t.pools, name)
 		}
 	}
-	for _, p := range t.spec.Pools {
+	for _, p := range all {
 		if _, ok := t.pools[p.Name]; !ok {
 			t.pools[p.Name] = ctx.Spawn(actor.PropsFromProducer(newPoolActor(t.spec.Name, p.Name, t.deps)))
 		}
@@ -155,6 +178,12 @@ func placementPools(pools []scheduler.PoolConfig) []placement.PoolSpec {
 
 func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 	res := &admitResult{tree: t.spec.Name}
+	if m.ephemeral != nil {
+		if perr := t.ensureEphemeral(ctx, *m.ephemeral, m.user); perr != nil {
+			res.err = perr
+			return res
+		}
+	}
 	st, err := t.adm.Add(m.id, m.pool)
 	if err != nil {
 		var lim *scheduler.LimitError
@@ -215,7 +244,7 @@ func (t *treeActor) pendingReason(id scheduler.OperationID) *pb.PendingReason {
 }
 
 func (t *treeActor) poolMaxRunning(pool scheduler.PoolID) int {
-	for _, p := range t.spec.Pools {
+	for _, p := range t.allPools() {
 		if p.Name == pool && p.MaxRunningOperationCount != nil {
 			return *p.MaxRunningOperationCount
 		}
@@ -236,6 +265,7 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 	if err != nil {
 		t.cfg.Logger.Error("admission remove", "tree", t.spec.Name, "operation", id, "err", err)
 	}
+	t.dropEmptyEphemeral(ctx, op.pool)
 	for _, pid := range promoted {
 		p := t.ops[pid]
 		if p == nil {
@@ -284,7 +314,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 		Now:     t.cfg.Now(),
 		Cluster: scheduler.NewClusterFromNodes(nodes),
 		Tree:    t.spec.Config,
-		Pools:   t.spec.Pools,
+		Pools:   t.allPools(),
 	}
 	snap.Operations = make([]scheduler.Operation, 0, len(usage))
 	for _, u := range usage {

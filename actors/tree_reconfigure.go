@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -21,14 +22,22 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 		return err
 	}
 	old := t.spec
+	// Ephemeral pools stay while their parent does.
+	for name, e := range t.ephemeral {
+		if e.cfg.Parent != "" && !poolSet(spec.Pools)[e.cfg.Parent] {
+			t.cfg.Logger.Warn("ephemeral pool's parent is gone from the configuration", "tree", t.spec.Name, "pool", name, "parent", e.cfg.Parent)
+		}
+	}
+	newAll := append(slices.Clone(spec.Pools), t.ephemeralConfigs()...)
+	oldAll := t.allPools()
 	// The placement changes nothing when it refuses; the admission would
 	// start pending operations, so it goes second.
-	if err := t.ledger.setTree(spec.Config, spec.Pools); err != nil {
+	if err := t.ledger.setTree(spec.Config, newAll); err != nil {
 		return err
 	}
-	started, err := t.adm.Reconfigure(spec.Config, spec.Pools)
+	started, err := t.adm.Reconfigure(spec.Config, newAll)
 	if err != nil {
-		if rerr := t.ledger.setTree(old.Config, old.Pools); rerr != nil {
+		if rerr := t.ledger.setTree(old.Config, oldAll); rerr != nil {
 			panic(fmt.Sprintf("tree %s: restoring the placement after a refused configuration: %v", t.spec.Name, rerr))
 		}
 		return err

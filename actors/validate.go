@@ -3,12 +3,14 @@ package actors
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // Signals an operation may name as its interruption_signal.
@@ -62,6 +64,11 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 			}
 		default:
 			return invalid(f, "set command or simulated_duration")
+		}
+	}
+	if u := spec.GetUser(); u != "" {
+		if err := subjects.ValidateToken("user", u); err != nil || strings.Contains(u, "$") {
+			return invalid("spec.user", "%q is not a valid user name (letters, digits, '_' and '-'; it names the user's ephemeral pools)", u)
 		}
 	}
 	if w := spec.Weight; w != nil {

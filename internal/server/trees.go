@@ -7,6 +7,7 @@ import (
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/treeconf"
+	"github.com/sharetree/sharetree/scheduler"
 )
 
 // treeSpecs turns a configuration snapshot into the actors' trees. A tree
@@ -32,6 +33,22 @@ func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string
 		spec := actors.TreeSpec{Name: t.Tree.Name, Config: t.Tree.Config, Pools: t.PoolConfigs(), Volumes: volumes[t.Tree.Name].Volumes}
 		if !t.Filter.IsEmpty() {
 			spec.NodeFilter = t.Filter
+		}
+		spec.MaxEphemeralPoolsPerUser = t.Tree.Options.MaxEphemeralPoolsPerUser
+		for _, p := range t.Pools {
+			o := p.Pool.Options
+			if !o.CreateEphemeralSubpools && !o.ForbidImmediateOperations {
+				continue
+			}
+			po := actors.PoolOptions{ForbidImmediateOperations: o.ForbidImmediateOperations, CreateEphemeralSubpools: o.CreateEphemeralSubpools}
+			if tmpl, err := t.EphemeralPool(p.Pool.Name(), "_"); err == nil {
+				tmpl.Name, tmpl.Parent = "", ""
+				po.EphemeralSubpool = tmpl
+			}
+			if spec.PoolOptions == nil {
+				spec.PoolOptions = map[scheduler.PoolID]actors.PoolOptions{}
+			}
+			spec.PoolOptions[p.Effective.Name] = po
 		}
 		out = append(out, spec)
 	}
