@@ -99,7 +99,7 @@ func TestEphemeralPoolLimitPerUser(t *testing.T) {
 	spec := simulated("", 1, 1, time.Hour)
 	spec.User = "carol"
 	c.submit(t, spec) // the ephemeral pool "carol" under users
-	c.submit(t, spec)          // a second operation in the same pool
+	c.submit(t, spec) // a second operation in the same pool
 	spec = simulated("teams", 1, 1, time.Hour)
 	spec.User = "carol"
 	var apiErr *client.APIError

@@ -43,6 +43,12 @@ func TestLiveConfigurationThroughTheService(t *testing.T) {
 		return ok && e.Integral.GuaranteeType == scheduler.GuaranteeBurst
 	})
 	id := c.submit(t, simulated("research", 1, 1, time.Millisecond))
+	// Until an update gives the new operation a fair share, the freed cores
+	// would go to the other operation's hour-long jobs.
+	testutil.WaitFor(t, 10*time.Second, "the engine to give the new operation a fair share", func() bool {
+		e, ok := c.srv.System().Result("physical").Element(id)
+		return ok && e.FairShare.Total.MaxComponent() > 0
+	})
 
 	// Refusals at write time name the rule; a pool with operations stays.
 	var apiErr *client.APIError

@@ -73,13 +73,19 @@ trees:
 		t.Errorf("submission into the removed pool heavy succeeded")
 	}
 	id := c.submit(t, simulated("extra", 1, 1, time.Millisecond))
-	if _, err := c.client.Abort(ctx, first, "room"); err != nil {
-		t.Fatal(err)
+	// It waits for a running slot of narrow (2: first and second); both
+	// go, so that nothing else competes for the cores it gets.
+	for _, op := range []string{first, second} {
+		if _, err := c.client.Abort(ctx, op, "room"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.waitState(t, id, pb.OperationState_OPERATION_STATE_COMPLETED, 20*time.Second)
 
 	// Removing a pool that holds an operation is refused; the tree keeps
 	// its configuration.
+	holder := c.submit(t, simulated("narrow", 1000, 1, time.Hour))
+	c.waitState(t, holder, pb.OperationState_OPERATION_STATE_RUNNING, 10*time.Second)
 	specs, def = treeSpecs(t, `
 version: 1
 trees:
