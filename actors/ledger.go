@@ -81,6 +81,9 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 		return err
 	}
 	l.ops[spec.ID] = &ledgerOp{spec: pbSpec, pid: pid}
+	if pbSpec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+		l.pre.graceful++
+	}
 	return nil
 }
 
@@ -90,6 +93,9 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.p.RemoveOperation(id)
+	if op := l.ops[id]; op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+		l.pre.graceful--
+	}
 	delete(l.ops, id)
 	l.pre.forgetOperation(id)
 }
@@ -226,9 +232,11 @@ func (l *Ledger) snapshot() ([]placement.OperationUsage, []scheduler.Node) {
 
 // setResult publishes a fair-share result to the scheduling passes.
 func (l *Ledger) setResult(res *scheduler.Result) {
+	starving := preemption.StarvingOperations(res) // outside the lock
 	l.mu.Lock()
 	l.p.SetTotal(res.Total)
 	l.p.SetFairShares(res)
+	l.pre.starving = starving
 	l.mu.Unlock()
 	l.latest.Store(res)
 }

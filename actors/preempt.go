@@ -21,6 +21,11 @@ type preemptState struct {
 	lastTry      map[scheduler.NodeID]time.Time
 	tokens       float64
 	refilled     time.Time
+	// starving lists the latest result's starving operations; graceful
+	// counts the scheduled operations in graceful mode. With neither, a
+	// pass skips the preemption views.
+	starving []scheduler.OperationID
+	graceful int
 }
 
 func newPreemptState(cfg *Config) preemptState {
@@ -72,11 +77,11 @@ type interruptOrder struct {
 // no other node's pass counts their resources again.
 func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
 	res := l.latest.Load()
-	if l.pre.settings == nil || res == nil || len(jobs) == 0 {
+	if l.pre.settings == nil || res == nil || len(jobs) == 0 || len(l.pre.starving) == 0 && l.pre.graceful == 0 {
 		return nil
 	}
 	src := &preemption.Source{
-		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting,
+		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting, Starving: l.pre.starving,
 		GracefulTolerance: l.pre.cfg.GracefulTolerance,
 		Operation: func(id scheduler.OperationID) preemption.OperationSettings {
 			if op := l.ops[id]; op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
@@ -95,15 +100,17 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Reso
 		l.pre.interrupting[o.key] = r
 		out = append(out, o)
 	}
-	if gv, err := src.GracefulView(view, jobs); err == nil {
-		if gi, err := preemption.Graceful(gv); err == nil {
-			for _, g := range gi {
-				mark(interruptOrder{key: keys[g.Job], jobID: string(g.Job), timeout: l.pre.tree.AllocationGracefulPreemptionTimeout,
-					graceful: true, reason: "graceful preemption: " + g.Reason.String()}, g.Resources)
+	if l.pre.graceful > 0 {
+		if gv, err := src.GracefulView(view, jobs); err == nil {
+			if gi, err := preemption.Graceful(gv); err == nil {
+				for _, g := range gi {
+					mark(interruptOrder{key: keys[g.Job], jobID: string(g.Job), timeout: l.pre.tree.AllocationGracefulPreemptionTimeout,
+						graceful: true, reason: "graceful preemption: " + g.Reason.String()}, g.Resources)
+				}
 			}
 		}
 	}
-	if last, ok := l.pre.lastTry[node]; ok && now.Sub(last) < l.pre.tree.PreemptiveSchedulingBackoff {
+	if last, ok := l.pre.lastTry[node]; len(l.pre.starving) == 0 || ok && now.Sub(last) < l.pre.tree.PreemptiveSchedulingBackoff {
 		return out
 	}
 	if len(out) > 0 {

@@ -50,6 +50,10 @@ type Source struct {
 	// resources. Their usage is left out of operations' and pools' usage
 	// and out of the classification.
 	Interrupting map[placement.JobKey]scheduler.Resources
+	// Starving, when not nil, lists the operations of Result whose
+	// starvation status is not NonStarving (computed once per result by the
+	// caller); nil makes PreemptionView scan Result for them.
+	Starving []scheduler.OperationID
 	// MaxStarts and GracefulTolerance are copied into the views.
 	MaxStarts         int
 	GracefulTolerance float64
@@ -183,10 +187,13 @@ func (s *Source) PreemptionView(node Node, jobs []NodeJob) (*View, error) {
 	for _, j := range v.Jobs {
 		ids[j.Operation] = true
 	}
-	for i := range s.Result.Elements {
-		e := &s.Result.Elements[i]
-		if e.Kind == scheduler.KindOperation && e.StarvationStatus != scheduler.NonStarving {
-			ids[scheduler.OperationID(e.Name)] = true
+	if s.Starving != nil {
+		for _, id := range s.Starving {
+			ids[id] = true
+		}
+	} else {
+		for _, id := range StarvingOperations(s.Result) {
+			ids[id] = true
 		}
 	}
 	sorted := make([]scheduler.OperationID, 0, len(ids))
@@ -300,4 +307,17 @@ func (s *Source) addPools(v *View, pools map[scheduler.PoolID]bool, leaving map[
 		}
 		v.Pools = append(v.Pools, p)
 	}
+}
+
+// StarvingOperations lists the operations of a result whose starvation
+// status is not NonStarving, in element order.
+func StarvingOperations(res *scheduler.Result) []scheduler.OperationID {
+	out := []scheduler.OperationID{}
+	for i := range res.Elements {
+		e := &res.Elements[i]
+		if e.Kind == scheduler.KindOperation && e.StarvationStatus != scheduler.NonStarving {
+			out = append(out, scheduler.OperationID(e.Name))
+		}
+	}
+	return out
 }
