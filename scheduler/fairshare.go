@@ -72,8 +72,18 @@ func (t *tree) prepare(i int) {
 		t.prepare(c)
 	}
 	w := &t.ws
+	e.varies = 0
+	for _, c := range e.children {
+		e.varies |= t.elements[c].varies
+	}
+	hi := (*Share)(nil)
 	switch {
 	case e.kind == KindOperation:
+		for r, d := range e.demandShare {
+			if d != 0 {
+				e.varies |= 1 << r
+			}
+		}
 		if e.usage.IsZero() && !e.gang {
 			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
 				e.fLo, e.fnS, e.prepared = 0, s, true
@@ -96,10 +106,15 @@ func (t *tree) prepare(i int) {
 			ce := t.elements[c]
 			w.terms = append(w.terms, scaledChild{fn: ce.fnS, scale: ce.scale})
 		}
-		w.f = sumScaled(w, w.f, w.terms)
+		var fhi Share
+		w.f, fhi = sumScaledUntil(w, w.f, w.terms, &stopRule{lim: e.limitsShare, varies: e.varies})
+		hi = &fhi
 	}
 	e.fLo = w.f.lo()
-	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
+	if hi == nil {
+		hi = &w.f[len(w.f)-1].l
+	}
+	m, s := suggestionFunctions(w, w.f, *hi, e.sgs.Add(e.pis), e.limitsShare)
 	e.fnS = s
 	e.limitedDemand = limitedDemand(s)
 	if e.kind != KindOperation {

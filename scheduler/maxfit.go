@@ -17,7 +17,13 @@ type sigmaVertex struct{ x, v float64 }
 // F_r(hi)) and g_r = clamp(g_r, F_r(lo), l_r); a resource whose F_r is
 // constant imposes nothing.
 func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
-	flo, fhi := f[0].l, f[len(f)-1].l
+	return maxFitFactorHi(w, f, f[len(f)-1].l, g, lim)
+}
+
+// maxFitFactorHi is maxFitFactor with F's end value given as fhi, for an f
+// that may be only the prefix sumScaledUntil built (fhi is then its hi).
+func maxFitFactorHi(w *workspace, f vfunc, fhi, g, lim Share) sfunc {
+	flo := f[0].l
 	var act [NumResources]int
 	var gk, lk [NumResources]float64
 	n := 0

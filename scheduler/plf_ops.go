@@ -188,6 +188,53 @@ func activeEnd(f vfunc) int {
 // slope exactly 0, so flat pieces stay exactly flat (their levels matter for
 // left-continuity).
 func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
+	f, _ := sumScaledUntil(w, dst, children, nil)
+	return f
+}
+
+// stopRule lets sumScaledUntil stop early: MaxFitFactorBySuggestion reads F
+// only up to its first vertex above the limits (see maxFitFactor), so the
+// rest of F is never used once the end value F(1) is no longer needed
+// either. lim is the element's limits share; varies holds the resources in
+// which some child's function may change (in the others F is exactly
+// constant).
+type stopRule struct {
+	lim    Share
+	varies resourceSet
+}
+
+// resourceSet is a set of resource indices.
+type resourceSet uint8
+
+// allResources holds every resource.
+const allResources resourceSet = 1<<NumResources - 1
+
+// sumScaledUntil is sumScaled that, given a stop rule, may return only a
+// prefix of F. It also returns hi, the values maxFitFactor must take for F's
+// end: F's last left limit for the whole function; for a prefix, +Inf in
+// every resource that F takes above max(lim, F(0)) within the prefix (then
+// F's end is above it too, and the end enters maxFitFactor only through
+// clamps that it no longer binds) and F(0) in the resources in which F is
+// constant. The sweep stops after the first point above max(lim, F(0)) in
+// some resource once every resource is one of the two kinds; the prefix
+// ends with that point or a later one, which is where maxFitFactor stops.
+func sumScaledUntil(w *workspace, dst vfunc, children []scaledChild, stop *stopRule) (f vfunc, hi Share) {
+	f = sumScaledSweep(w, dst, children, stop)
+	if n := len(f); f[n-1].x == 1 || stop == nil {
+		return f, f[n-1].l
+	}
+	// A prefix (the sweep always ends at 1): see sweep.stopped.
+	for r := range NumResources {
+		if w.exceeded&(1<<r) != 0 {
+			hi[r] = math.Inf(1)
+		} else {
+			hi[r] = f[0].l[r]
+		}
+	}
+	return f, hi
+}
+
+func sumScaledSweep(w *workspace, dst vfunc, children []scaledChild, stop *stopRule) vfunc {
 	var base Share
 	sloped := children[:0]
 	size := 2
@@ -256,6 +303,16 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 		advance(&h, sloped, s.ends)
 	}
 	s.finish(x0)
+	var thr Share // the stop rule's thresholds max(lim, F(0))
+	if stop != nil {
+		for r := range thr {
+			thr[r] = max(stop.lim[r], s.out[0].l[r])
+		}
+	}
+	w.exceeded = 0
+	if stop != nil && s.stopped(&thr, stop.varies, &w.exceeded) {
+		return s.out
+	}
 	for len(h) > 0 {
 		x := h[0].x
 		s.open(x)
@@ -265,6 +322,9 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 			advance(&h, sloped, s.ends)
 		}
 		s.finish(x)
+		if stop != nil && s.stopped(&thr, stop.varies, &w.exceeded) {
+			return s.out
+		}
 	}
 	out := s.out
 	if last := out[len(out)-1]; last.x < 1 {
@@ -384,6 +444,20 @@ func (s *sweep) finish(x float64) {
 	s.prevX = x
 }
 
+// stopped records in exceeded the resources in which the last point is above
+// thr and reports whether the sweep may stop there: some resource is above
+// its threshold and every resource is either above it or constant (not in
+// varies).
+func (s *sweep) stopped(thr *Share, varies resourceSet, exceeded *resourceSet) bool {
+	p := &s.out[len(s.out)-1]
+	for r := range thr {
+		if p.l[r] > thr[r] || p.r[r] > thr[r] {
+			*exceeded |= 1 << r
+		}
+	}
+	return *exceeded != 0 && (*exceeded|^varies)&allResources == allResources
+}
+
 // advance moves the heap's top cursor to its child's next breakpoint, or
 // drops it when the child has no more.
 func advance(h *cursorHeap, sloped []scaledChild, ends []int) {
@@ -475,11 +549,13 @@ func compose(dst vfunc, f vfunc, m sfunc) vfunc {
 
 // suggestionFunctions builds MaxFitFactorBySuggestion M and
 // FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
-// guarantee share g and limits share lim. The vector suggestion for s is
-// clip(g + s, ·, lim) per resource. M lives in the workspace's scratch
-// buffer until the next call; S is built in place in the arena.
-func suggestionFunctions(w *workspace, f vfunc, g, lim Share) (sfunc, vfunc) {
-	m := maxFitFactor(w, f, g, lim)
+// guarantee share g and limits share lim; f may be a prefix of F, with hi
+// standing for F's end (see sumScaledUntil; for the whole F, its last left
+// limit). The vector suggestion for s is clip(g + s, ·, lim) per resource. M
+// lives in the workspace's scratch buffer until the next call; S is built in
+// place in the arena.
+func suggestionFunctions(w *workspace, f vfunc, hi, g, lim Share) (sfunc, vfunc) {
+	m := maxFitFactorHi(w, f, hi, g, lim)
 	s := compose(w.vArena.reserve(len(m)+len(f)), f, m)
 	return m, w.vArena.commit(s)
 }

@@ -79,6 +79,9 @@ type element struct {
 	fnM      sfunc
 	fnS      vfunc
 	prepared bool
+	// varies holds the resources in which fnS may change (in the others it
+	// is exactly constant).
+	varies resourceSet
 	// limitedDemand is S(1), kept when S is built (for the report).
 	limitedDemand Share
 

@@ -21,6 +21,9 @@ type workspace struct {
 	pending []Share
 	ends    []int
 	heap    cursorHeap
+	// exceeded: the resources in which the last prefix sumScaledUntil
+	// returned rose above the stop rule's thresholds.
+	exceeded resourceSet
 
 	vArena arena[vpoint]
 	sArena arena[spoint]
