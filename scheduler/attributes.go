@@ -8,8 +8,6 @@ import "math"
 // operation (which lies elsewhere in memory) except for its jobs.
 func (t *tree) initOperation(e *element, o *Operation) {
 	total := &t.total
-	e.name = string(o.ID)
-	e.op = o
 	e.usage = o.Usage
 	// demand = max(demand, usage); limits = min(limits or +Inf, total); and
 	// their shares, resource by resource.
@@ -30,7 +28,8 @@ func (t *tree) initOperation(e *element, o *Operation) {
 	if best, ok := t.bestAllocationShare(o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
-	if e.usage.IsZero() {
+	e.idle = e.usage.IsZero()
+	if e.idle {
 		e.dominant = DominantResource(e.demand, *total)
 	} else {
 		e.dominant = DominantResource(e.usage, *total)
@@ -43,8 +42,12 @@ func (t *tree) initOperation(e *element, o *Operation) {
 	e.unschedulable = o.Unschedulable
 	e.hasJobs = len(o.Jobs) > 0
 	e.pendingJobs = o.PendingJobCount
-	e.opTolerance = o.FairShareStarvationTolerance
-	e.opTimeout = o.FairShareStarvationTimeout
+	if v := o.FairShareStarvationTolerance; v != nil {
+		e.hasOpTolerance, e.opTolerance = true, *v
+	}
+	if v := o.FairShareStarvationTimeout; v != nil {
+		e.hasOpTimeout, e.opTimeout = true, *v
+	}
 }
 
 // setShares fills the demand and usage shares and the dominant resource.
@@ -63,8 +66,8 @@ func (e *element) setShares(total Resources) {
 // filled: the tree calls it when it leaves the pool's subtree.
 func (t *tree) poolAttributes(e *element) {
 	total := t.total
-	for _, c := range e.children {
-		ce := t.elements[c]
+	for _, c := range t.children(e) {
+		ce := &t.el[c]
 		e.demand = e.demand.Add(ce.demand)
 		e.usage = e.usage.Add(ce.usage)
 	}
@@ -74,9 +77,10 @@ func (t *tree) poolAttributes(e *element) {
 		e.setShares(total)
 		return
 	}
-	e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
+	pool := t.pool(e)
+	e.limits = pool.ResourceLimits.OrInfinite().Min(total)
 	e.limitsShare = e.limits.ShareOf(total)
-	ig := e.pool.IntegralGuarantees
+	ig := pool.IntegralGuarantees
 	e.integral = ig.GuaranteeType
 	if ig.GuaranteeType != GuaranteeNone {
 		e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
@@ -95,10 +99,10 @@ func (t *tree) poolAttributes(e *element) {
 // subtree, bottom-up.
 func (t *tree) sumIntegralRatios() {
 	for k := len(t.pools) - 1; k >= 1; k-- {
-		e := t.elements[t.pools[k]]
+		e := &t.el[t.pools[k]]
 		e.totalFlowRatio += e.flowRatio
 		e.totalBurstRatio += e.burstRatio
-		p := t.elements[e.parent]
+		p := &t.el[e.parent]
 		p.totalFlowRatio += e.totalFlowRatio
 		p.totalBurstRatio += e.totalBurstRatio
 	}

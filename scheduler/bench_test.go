@@ -105,9 +105,9 @@ func BenchmarkUpdatePhases(b *testing.B) {
 		burst, relaxed := t.integralLists()
 		integral := append(append([]int(nil), burst...), relaxed...)
 		for _, i := range integral {
-			e := t.elements[i]
-			ps := prev.Pools[PoolID(e.name)]
-			e.vol.volume = ps.AccumulatedVolume
+			e := &t.el[i]
+			ps := prev.Pools[PoolID(t.names[i])]
+			t.vol(e).volume = ps.AccumulatedVolume
 			e.lastShareRatio = ps.LastIntegralShareRatio
 		}
 		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())

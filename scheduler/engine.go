@@ -24,14 +24,10 @@ func (en *Engine) Update(snap *Snapshot, prev *State) (*Result, error) {
 // alive.
 func (en *Engine) release() {
 	t := &en.t
-	for i := range t.elements {
-		e := t.elements[i]
-		e.pool, e.op, e.name = nil, nil, ""
-		e.opTolerance, e.opTimeout = nil, nil
-	}
+	clear(t.names)
 	clear(t.poolIdx)
 	clear(t.seenOps)
-	t.cfg = nil
+	t.snap, t.cfg = nil, nil
 }
 
 // enginePool lends engines to the package-level Update.

@@ -13,22 +13,22 @@ import (
 // leave, and stored as resources (integers truncate, cpu rounds to 0.01).
 func (t *tree) inferStrongGuarantees() {
 	main := t.cfg.MainResource
-	root := t.elements[0]
+	root := &t.el[0]
 	root.effectiveSG = t.total
 	var pools []*element
 	var implicit []float64
 	for _, i := range t.pools {
-		e := t.elements[i]
+		e := &t.el[i]
 		pools = pools[:0]
-		for _, c := range e.poolChildren() {
-			pools = append(pools, t.elements[c])
+		for _, c := range t.poolChildren(e) {
+			pools = append(pools, &t.el[c])
 		}
 		if len(pools) == 0 {
 			continue
 		}
 		parentSG := e.effectiveSG
 		for _, c := range pools {
-			c.effectiveSG = c.pool.StrongGuaranteeResources.OrZero()
+			c.effectiveSG = t.pool(c).StrongGuaranteeResources.OrZero()
 		}
 		for r := range NumResources {
 			rt := ResourceType(r)
@@ -39,7 +39,7 @@ func (t *tree) inferStrongGuarantees() {
 			implicit = grow(implicit, len(pools))
 			clear(implicit)
 			for k, c := range pools {
-				sg := c.pool.StrongGuaranteeResources
+				sg := t.pool(c).StrongGuaranteeResources
 				if sg.Set.Has(rt) {
 					explicitSum += sg.Values[r]
 					continue
@@ -61,7 +61,7 @@ func (t *tree) inferStrongGuarantees() {
 				}
 			}
 			for k, c := range pools {
-				if c.pool.StrongGuaranteeResources.Set.Has(rt) {
+				if t.pool(c).StrongGuaranteeResources.Set.Has(rt) {
 					continue
 				}
 				c.effectiveSG[r] = storeResource(rt, implicit[k]*scale)
@@ -69,7 +69,7 @@ func (t *tree) inferStrongGuarantees() {
 		}
 	}
 	for _, i := range t.pools[1:] {
-		e := t.elements[i]
+		e := &t.el[i]
 		e.sgs = e.effectiveSG.ShareOf(t.total)
 	}
 }
@@ -92,11 +92,11 @@ func storeResource(r ResourceType, v float64) float64 {
 // resources.
 func (t *tree) adjustGuarantees(burst []int) []Alert {
 	var alerts []Alert
-	root := t.elements[0]
+	root := &t.el[0]
 	var rootSGS Share
 	var strongSum Resources
-	for _, c := range root.poolChildren() {
-		ce := t.elements[c]
+	for _, c := range t.poolChildren(root) {
+		ce := &t.el[c]
 		rootSGS = rootSGS.Add(ce.sgs)
 		strongSum = strongSum.Add(ce.effectiveSG)
 	}
@@ -110,7 +110,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 	if r, over := exceeds(strongSum.Add(burstAbs), t.total); over {
 		burstSum := 0.0
 		for _, b := range burst {
-			burstSum += t.elements[b].burstRatio
+			burstSum += t.el[b].burstRatio
 		}
 		x := 1.0
 		for k := range NumResources {
@@ -125,7 +125,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 			strongSum, burstAbs, r, strongSum[r]+burstAbs[r], t.total[r], x)})
 		rootSGS = rootSGS.Scale(x)
 		for _, b := range burst {
-			t.elements[b].burstRatio *= x
+			t.el[b].burstRatio *= x
 		}
 	}
 	root.sgs = rootSGS
@@ -144,13 +144,13 @@ func exceeds(a, b Resources) (ResourceType, bool) {
 }
 
 func (t *tree) fitStrongGuarantees(i int) {
-	e := t.elements[i]
+	e := &t.el[i]
 	e.sgs = e.sgs.Min(e.limitsShare)
 	// Operations have no strong guarantee: only the child pools count.
-	kids := e.poolChildren()
+	kids := t.poolChildren(e)
 	var sum Share
 	for _, c := range kids {
-		sum = sum.Add(t.elements[c].sgs)
+		sum = sum.Add(t.el[c].sgs)
 	}
 	x := 1.0
 	for r := range sum {
@@ -159,7 +159,7 @@ func (t *tree) fitStrongGuarantees(i int) {
 		}
 	}
 	for _, c := range kids {
-		ce := t.elements[c]
+		ce := &t.el[c]
 		if x < 1 {
 			ce.sgs = ce.sgs.Scale(x)
 		}

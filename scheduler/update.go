@@ -37,9 +37,9 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	burst, relaxed := t.integralLists()
 	integral := append(append([]int(nil), burst...), relaxed...)
 	for _, i := range integral {
-		e := t.elements[i]
-		ps := prev.Pools[PoolID(e.name)]
-		e.vol.volume = ps.AccumulatedVolume
+		e := &t.el[i]
+		ps := prev.Pools[PoolID(t.names[i])]
+		t.vol(e).volume = ps.AccumulatedVolume
 		e.lastShareRatio = ps.LastIntegralShareRatio
 	}
 	if !prev.LastUpdate.IsZero() {
@@ -64,7 +64,7 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 	res := &Result{
 		Now:      snap.Now,
 		Total:    t.total,
-		Elements: make([]ElementResult, len(t.elements)),
+		Elements: make([]ElementResult, len(t.el)),
 		Alerts:   alerts,
 		State: State{
 			LastUpdate: snap.Now,
@@ -72,17 +72,18 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 			// Operations is filled after the pass, at its exact size.
 		},
 	}
-	root := t.elements[0]
+	root := &t.el[0]
 	var rootTotal, rootSG Share
-	for _, c := range root.children {
-		ce := t.elements[c]
+	for _, c := range t.children(root) {
+		ce := &t.el[c]
 		rootTotal = rootTotal.Add(ce.fairShare)
 		rootSG = rootSG.Add(ce.fairShare.Min(ce.sgs).ClampZero())
 	}
 	root.fairShare = rootTotal
 	rootIG := rootTotal.Sub(rootSG).Min(root.pis).ClampZero()
 	below := t.scratchInts[:0] // operations below their fair share
-	for i, e := range t.elements {
+	for i := range t.el {
+		e := &t.el[i]
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
 		var st starvation
@@ -99,8 +100,8 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		}
 		// Field by field into the zeroed record (no temporary copy).
 		r.Kind = e.kind
-		r.Name = e.name
-		r.Depth = e.depth
+		r.Name = t.names[i]
+		r.Depth = int(e.depth)
 		r.DemandShare = e.demandShare
 		r.UsageShare = e.usageShare
 		r.LimitsShare = e.limitsShare
@@ -117,12 +118,12 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
 		r.BelowFairShareSince = st.since
 		r.Satisfaction = LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare)
-		r.FifoIndex = e.fifoIndex
-		if e.fnS != nil {
+		r.FifoIndex = int(e.fifoIndex)
+		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
 		}
 		if e.parent >= 0 {
-			r.Parent = t.elements[e.parent].name
+			r.Parent = t.names[e.parent]
 		}
 		if e.kind != KindOperation {
 			r.EffectiveStrongGuaranteeResources = e.effectiveSG
@@ -133,16 +134,16 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
 			if e.integral != GuaranteeNone {
-				ps.AccumulatedVolume = e.vol.volume
+				ps.AccumulatedVolume = t.vol(e).volume
 				ps.LastIntegralShareRatio = e.lastShareRatio
 				r.Integral = t.integralAttributes(e)
 			}
 			if ps != (PoolState{}) {
-				res.State.Pools[PoolID(e.name)] = ps
+				res.State.Pools[PoolID(t.names[i])] = ps
 			}
 		case KindOperation:
 			if !st.since.IsZero() {
-				e.prevSince = st.since // the next state's entry, see below
+				t.prevSince[i] = st.since // the next state's entry, see below
 				below = append(below, i)
 			}
 			if e.hasJobs {
@@ -152,8 +153,7 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 	}
 	res.State.Operations = make(map[OperationID]OperationState, len(below))
 	for _, i := range below {
-		e := t.elements[i]
-		res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: e.prevSince}
+		res.State.Operations[OperationID(t.names[i])] = OperationState{BelowFairShareSince: t.prevSince[i]}
 	}
 	t.scratchInts = below[:0]
 	return res
@@ -170,7 +170,7 @@ func byStart(a, b Job) int {
 // classifyJobs classifies an operation's running jobs in start order and
 // counts them by class.
 func (t *tree) classifyJobs(e *element, r *ElementResult) {
-	jobs := e.op.Jobs
+	jobs := t.op(e).Jobs
 	if !slices.IsSortedFunc(jobs, byStart) {
 		jobs = slices.Clone(jobs)
 		slices.SortStableFunc(jobs, byStart)
@@ -197,11 +197,11 @@ func (t *tree) classifyJobs(e *element, r *ElementResult) {
 }
 
 func (t *tree) integralAttributes(e *element) *IntegralAttributes {
-	ig := e.pool.IntegralGuarantees
+	ig := t.pool(e).IntegralGuarantees
 	a := &IntegralAttributes{
 		GuaranteeType:                  e.integral,
-		AccumulatedResourceVolume:      e.vol.volume,
-		AccumulatedResourceRatioVolume: minRatio(e.vol.volume, t.total),
+		AccumulatedResourceVolume:      t.vol(e).volume,
+		AccumulatedResourceRatioVolume: minRatio(t.vol(e).volume, t.total),
 		IntegralPoolCapacity:           t.total.Scale(e.flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
 		SpecifiedBurstRatio:            maxRatio(ig.BurstGuaranteeResources.OrZero(), t.total),
 		SpecifiedResourceFlowRatio:     e.flowRatio,
@@ -223,14 +223,14 @@ func (t *tree) integralAttributes(e *element) *IntegralAttributes {
 // unlimited; an empty setting protects nothing.
 func (t *tree) usageThreshold(e *element) Resources {
 	setting := t.cfg.NonPreemptibleResourceUsageThreshold
-	for i := e.parent; i > 0; i = t.elements[i].parent {
-		if p := t.elements[i].pool.NonPreemptibleResourceUsageThreshold; p != nil {
+	for i := e.parent; i > 0; i = t.el[i].parent {
+		if p := t.pool(&t.el[i]).NonPreemptibleResourceUsageThreshold; p != nil {
 			setting = *p
 			break
 		}
 	}
 	th := thresholdResources(setting)
-	if o := e.op.NonPreemptibleResourceUsageThreshold; o != nil {
+	if o := t.op(e).NonPreemptibleResourceUsageThreshold; o != nil {
 		th = th.Min(thresholdResources(*o))
 	}
 	return th
