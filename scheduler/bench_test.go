@@ -122,6 +122,7 @@ func BenchmarkUpdatePhases(b *testing.B) {
 		t.prepare(0)
 		lap()
 		t.distribute(0, 1)
+		t.limitedDemands()
 		lap()
 		t.report(snap, prev, alerts)
 		lap()

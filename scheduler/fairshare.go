@@ -58,7 +58,8 @@ func (t *tree) computeScales() {
 }
 
 // prepare builds the fit-factor functions of element i and of every
-// descendant that has none yet (functions already built are reused).
+// descendant that has none yet (functions already built are reused): an
+// operation's at once, a pool's on demand (see lazy.go).
 func (t *tree) prepare(i int) {
 	e := &t.el[i]
 	if e.prepared {
@@ -68,56 +69,35 @@ func (t *tree) prepare(i int) {
 	for _, c := range kids {
 		t.prepare(c)
 	}
-	w := &t.ws
 	e.varies = 0
 	for _, c := range kids {
 		e.varies |= t.el[c].varies
 	}
-	hi := (*Share)(nil)
-	switch {
-	case e.kind == KindOperation:
-		for r, d := range e.demandShare {
-			if d != 0 {
-				e.varies |= 1 << r
-			}
-		}
-		if e.idle && !e.gang {
-			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
-				e.fLo, e.prepared = 0, true
-				t.fnS[i] = s
-				e.limitedDemand = limitedDemand(s)
-				return
-			}
-		}
-		w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
-	case e.fifo:
-		w.fifo = w.fifo[:0]
-		for _, c := range kids {
-			w.fifo = append(w.fifo, t.fnS[c])
-		}
-		w.f = concatFIFO(w.f, w.fifo)
-	case len(kids) == 0:
-		w.f = append(w.f[:0], vpoint{x: 0}, vpoint{x: 1})
-	default:
-		w.terms = w.terms[:0]
-		for _, c := range kids {
-			w.terms = append(w.terms, scaledChild{fn: t.fnS[c], scale: t.el[c].scale})
-		}
-		var fhi Share
-		w.f, fhi = sumScaledUntil(w, w.f, w.terms, &stopRule{lim: e.limitsShare, varies: e.varies})
-		hi = &fhi
+	e.prepared = true
+	if e.kind != KindOperation {
+		t.initPool(i)
+		return
 	}
+	for r, d := range e.demandShare {
+		if d != 0 {
+			e.varies |= 1 << r
+		}
+	}
+	e.sDone = true
+	w := &t.ws
+	if e.idle && !e.gang {
+		if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
+			e.fLo = 0
+			t.fnS[i] = s
+			e.limitedDemand = limitedDemand(s)
+			return
+		}
+	}
+	w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	e.fLo = w.f.lo()
-	if hi == nil {
-		hi = &w.f[len(w.f)-1].l
-	}
-	m, s := suggestionFunctions(w, w.f, *hi, e.sgs.Add(e.pis), e.limitsShare)
+	_, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
 	t.fnS[i] = s
 	e.limitedDemand = limitedDemand(s)
-	if e.kind != KindOperation {
-		t.fnM[i] = w.keepS(m)
-	}
-	e.prepared = true
 }
 
 // limitedDemand is S(1): the element's demand within its limits.
@@ -135,7 +115,8 @@ func limitedDemand(s vfunc) Share {
 // final pass would never rebuild the reset element below it.)
 func (t *tree) reset(i int) {
 	for ; i >= 0; i = int(t.el[i].parent) {
-		t.fnM[i], t.fnS[i], t.el[i].prepared = nil, nil, false
+		t.fnM[i], t.fnS[i] = nil, nil
+		t.el[i].prepared, t.el[i].sDone = false, false
 	}
 }
 
@@ -166,7 +147,7 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 // rounding makes the children's shares exceed the element's, the largest fit
 // factor at which they fit is used instead.
 func (t *tree) distribute(i int, s float64) {
-	t.el[i].fairShare = t.fnS[i].at(s)
+	t.el[i].fairShare = t.sAt(i, s)
 	t.distributeChildren(i, s)
 }
 
@@ -178,7 +159,7 @@ func (t *tree) distributeChildren(i int, s float64) {
 	if e.kind == KindOperation || len(kids) == 0 {
 		return
 	}
-	f := t.fnM[i].at(s)
+	f := t.mAt(i, s)
 	w := &t.ws
 	base, n := len(w.sugg), len(kids)
 	w.sugg = slices.Grow(w.sugg, n)[:base+n]
@@ -188,7 +169,7 @@ func (t *tree) distributeChildren(i int, s float64) {
 		var sum Share
 		for k, c := range kids {
 			ce := &t.el[c]
-			ce.fairShare = t.fnS[c].at(sugg[k])
+			ce.fairShare = t.sAt(c, sugg[k])
 			sum = sum.Add(ce.fairShare)
 		}
 		return sum

@@ -221,7 +221,7 @@ func (t *tree) grantBurst(burst []int) {
 		proposed = shaveToLimit(proposed, e.sgs, e.limitsShare)
 		e.pis = proposed
 		t.prepare(i)
-		integral := t.fnS[i].at(0).Sub(e.sgs).ClampZero()
+		integral := t.sAt(i, 0).Sub(e.sgs).ClampZero()
 		t.reset(i)
 		e.pis = Share{}
 		t.addIntegralShare(i, integral)
@@ -280,7 +280,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	grants := func(x float64) Share {
 		var sum Share
 		for _, c := range cands {
-			sum = sum.Add(t.fnS[c.i].at(min(1, x*c.weight)).Sub(c.base).ClampZero())
+			sum = sum.Add(t.sAt(c.i, min(1, x*c.weight)).Sub(c.base).ClampZero())
 		}
 		return sum
 	}
@@ -299,7 +299,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	}
 	for _, c := range cands {
 		e := &t.el[c.i]
-		integral := t.fnS[c.i].at(min(1, lo*c.weight)).Sub(c.base).ClampZero()
+		integral := t.sAt(c.i, min(1, lo*c.weight)).Sub(c.base).ClampZero()
 		e.limitsShare = c.saved
 		t.reset(c.i)
 		limited := integral.Min(t.hierarchicalAvailable(c.i))

@@ -2,78 +2,83 @@ package scheduler
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
-// A fair_share pool's functions built from the prefix of F that
-// sumScaledUntil stops at are exactly those built from the whole F: the
-// same MaxFitFactorBySuggestion and FairShareBySuggestion, bit for bit.
-func TestSumScaledUntilMatchesWholeSum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 5))
+// wholeFunctions builds pool i's functions at once, the way the engine
+// builds them on demand, from its children's whole FairShareBySuggestion
+// (whole[c]; operations' are the engine's own) and the guarantee and
+// limits the pool was prepared with.
+func wholeFunctions(t *tree, whole []vfunc, i int) (sfunc, vfunc) {
+	e := &t.el[i]
+	lz := &t.lz[e.ord]
+	kids := t.children(e)
 	var w workspace
-	stopped := 0
-	for iter := range 4000 {
-		n := 1 + rng.IntN(12)
-		terms := make([]scaledChild, n)
-		var varies resourceSet
-		constant := rng.IntN(NumResources + 1) // NumResources: none
-		for i := range terms {
-			fn := randomMonotone(rng, 1)
-			if constant < NumResources {
-				for j := range fn {
-					fn[j].l[constant], fn[j].r[constant] = 0.25, 0.25
-				}
-			}
-			for r := range NumResources {
-				if fn[0].l[r] != fn[len(fn)-1].r[r] {
-					varies |= 1 << r
-				}
-			}
-			scale := []float64{0, 1, 1, 1.5, 3}[rng.IntN(5)]
-			if i == 0 {
-				scale = 1
-			}
-			terms[i] = scaledChild{fn: fn, scale: scale}
+	var f vfunc
+	switch {
+	case e.fifo:
+		var fns []vfunc
+		for _, c := range kids {
+			fns = append(fns, whole[c])
 		}
-		whole := slices.Clone(sumScaled(&w, nil, slices.Clone(terms))) // (sumScaled reuses its argument)
-		flo, fhi := whole[0].l, whole[len(whole)-1].l
-		var g, lim Share
-		for r := range g {
-			span := fhi[r] - flo[r]
-			switch rng.IntN(4) {
-			case 0:
-				lim[r] = math.Inf(1)
-			case 1:
-				lim[r] = flo[r] + span*rng.Float64()
-			case 2:
-				lim[r] = whole[rng.IntN(len(whole))].l[r]
-			default:
-				lim[r] = flo[r] + 0.5*span*rng.Float64()
-			}
-			if rng.IntN(3) > 0 {
-				g[r] = flo[r] + span*rng.Float64()*0.5
-			}
+		f = concatFIFO(nil, fns)
+	case len(kids) == 0:
+		f = vfunc{{x: 0}, {x: 1}}
+	default:
+		var terms []scaledChild
+		for _, c := range kids {
+			terms = append(terms, scaledChild{fn: whole[c], scale: t.el[c].scale})
 		}
-		wantM, wantS := suggestionFunctions(&w, whole, fhi, g, lim)
-		wantM, wantS = slices.Clone(wantM), slices.Clone(wantS)
+		f = slices.Clone(sumScaled(&w, nil, terms))
+	}
+	var hi Share
+	for r := range hi {
+		if e.varies&(1<<r) != 0 {
+			hi[r] = math.Inf(1)
+		} else {
+			hi[r] = f[0].l[r]
+		}
+	}
+	m, _ := maxFitFactorTo(nil, &w, f, true, hi, lz.g, lz.lim)
+	return m, composeTo(nil, f, m, true)
+}
 
-		prefix, hi := sumScaledUntil(&w, nil, slices.Clone(terms), &stopRule{lim: lim, varies: varies})
-		if len(prefix) < len(whole) {
-			stopped++
+// The functions the engine builds on demand are the first points of those
+// built at once: every pool's FairShareBySuggestion and
+// MaxFitFactorBySuggestion, as far as the update built them, are prefixes
+// of the whole functions, bit for bit (and whole where they are complete).
+func TestPropertyOnDemandFunctionsArePrefixes(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := drawGenParams(rt)
+		snap, prev := genSnapshot(p)
+		var en Engine
+		if _, err := en.Update(snap, prev); err != nil {
+			rt.Fatalf("Update: %v", err)
 		}
-		if !slices.Equal(prefix, whole[:len(prefix)]) {
-			t.Fatalf("iteration %d: the prefix is not a prefix of the whole sum:\n%v\n%v", iter, prefix, whole)
+		tr := &en.t
+		whole := slices.Clone(tr.fnS)
+		for k := len(tr.pools) - 1; k >= 0; k-- {
+			i := tr.pools[k]
+			e := &tr.el[i]
+			lz := &tr.lz[e.ord]
+			m, s := wholeFunctions(tr, whole, i)
+			whole[i] = s
+			gotS, gotM := tr.fnS[i][:lz.sFinal], lz.m[:lz.mFinal]
+			if e.sDone {
+				gotS, gotM = tr.fnS[i], tr.fnM[i]
+				if len(gotS) != len(s) || len(gotM) != len(m) {
+					rt.Fatalf("%s: complete functions have %d and %d points, the whole ones %d and %d", tr.names[i], len(gotS), len(gotM), len(s), len(m))
+				}
+			}
+			if len(gotS) > len(s) || !slices.Equal(gotS, s[:len(gotS)]) {
+				rt.Fatalf("%s: S built on demand is not a prefix of the whole S:\n%v\n%v", tr.names[i], gotS, s)
+			}
+			if len(gotM) > len(m) || !slices.Equal(gotM, m[:len(gotM)]) {
+				rt.Fatalf("%s: M built on demand is not a prefix of the whole M:\n%v\n%v", tr.names[i], gotM, m)
+			}
 		}
-		gotM, gotS := suggestionFunctions(&w, prefix, hi, g, lim)
-		if !slices.Equal(gotM, wantM) || !slices.Equal(gotS, wantS) {
-			t.Fatalf("iteration %d: functions from the prefix (%d of %d points) differ:\nM %v\nwant %v\nS %v\nwant %v",
-				iter, len(prefix), len(whole), gotM, wantM, gotS, wantS)
-		}
-	}
-	t.Logf("%d of 4000 sums stopped early", stopped)
-	if stopped < 100 {
-		t.Errorf("only %d of the sums stopped early: the test does not exercise the stop", stopped)
-	}
+	})
 }

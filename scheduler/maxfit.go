@@ -17,12 +17,19 @@ type sigmaVertex struct{ x, v float64 }
 // F_r(hi)) and g_r = clamp(g_r, F_r(lo), l_r); a resource whose F_r is
 // constant imposes nothing.
 func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
-	return maxFitFactorHi(w, f, f[len(f)-1].l, g, lim)
+	w.m, _ = maxFitFactorTo(w.m[:0], w, f, true, f[len(f)-1].l, g, lim)
+	return w.m
 }
 
-// maxFitFactorHi is maxFitFactor with F's end value given as fhi, for an f
-// that may be only the prefix sumScaledUntil built (fhi is then its hi).
-func maxFitFactorHi(w *workspace, f vfunc, fhi, g, lim Share) sfunc {
+// maxFitFactorTo is maxFitFactor into dst for an f that may be only the
+// first points of F (fDone false), with fhi standing for F's end value in
+// the clamps: the end itself, or +Inf in a resource F may rise in (the
+// clamp at F's end then never binds, which changes nothing but ties: F never
+// exceeds its end) and F(0) in one where F is constant. It also reports
+// whether M is complete: F is, or the fit factor left the limits, or the
+// suggestion passed 1; otherwise M's last point may still change (all
+// before it are final).
+func maxFitFactorTo(dst sfunc, w *workspace, f vfunc, fDone bool, fhi, g, lim Share) (sfunc, bool) {
 	flo := f[0].l
 	var act [NumResources]int
 	var gk, lk [NumResources]float64
@@ -36,10 +43,11 @@ func maxFitFactorHi(w *workspace, f vfunc, fhi, g, lim Share) sfunc {
 		act[n] = r
 		n++
 	}
-	out := w.m[:0]
+	out := dst[:0]
 	if n == 0 {
+		// (The callers give a whole F here.)
 		hi := f.hi()
-		return append(out, spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi})
+		return append(out, spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi}), true
 	}
 	sigma := func(y *Share) (float64, bool) {
 		v := 0.0
@@ -98,11 +106,14 @@ func maxFitFactorHi(w *workspace, f vfunc, fhi, g, lim Share) sfunc {
 		px, py = x, y
 		return true
 	}
+	done := fDone
 	for _, p := range f {
 		if !visit(p.x, p.l) {
+			done = true
 			break
 		}
 		if p.r != p.l && !visit(p.x, p.r) {
+			done = true
 			break
 		}
 	}
@@ -113,8 +124,10 @@ func maxFitFactorHi(w *workspace, f vfunc, fhi, g, lim Share) sfunc {
 		out = appendS(out, vx.v, vx.x, vx.x)
 	}
 	out[0].l = out[0].r // at s = 0 the right end of the flat piece at 0
-	w.m = clipToUnit(out)
-	return w.m
+	if last := out[len(out)-1]; done || last.x > 1 {
+		return clipToUnit(out), true
+	}
+	return out, false
 }
 
 // appendEnvelope appends the interior vertices of σ on the segment from

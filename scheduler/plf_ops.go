@@ -182,165 +182,48 @@ func activeEnd(f vfunc) int {
 	return n
 }
 
-// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] by sweeping
-// the children's breakpoints in order. The running value advances by the sum
-// of the children's slopes; a resource none of whose children is sloped has
-// slope exactly 0, so flat pieces stay exactly flat (their levels matter for
-// left-continuity).
+// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] from complete
+// children's functions (see childSum).
 func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
-	f, _ := sumScaledUntil(w, dst, children, nil)
-	return f
-}
-
-// stopRule lets sumScaledUntil stop early: MaxFitFactorBySuggestion reads F
-// only up to its first vertex above the limits (see maxFitFactor), so the
-// rest of F is never used once the end value F(1) is no longer needed
-// either. lim is the element's limits share; varies holds the resources in
-// which some child's function may change (in the others F is exactly
-// constant).
-type stopRule struct {
-	lim    Share
-	varies resourceSet
-}
-
-// resourceSet is a set of resource indices.
-type resourceSet uint8
-
-// allResources holds every resource.
-const allResources resourceSet = 1<<NumResources - 1
-
-// sumScaledUntil is sumScaled that, given a stop rule, may return only a
-// prefix of F. It also returns hi, the values maxFitFactor must take for F's
-// end: F's last left limit for the whole function; for a prefix, +Inf in
-// every resource that F takes above max(lim, F(0)) within the prefix (then
-// F's end is above it too, and the end enters maxFitFactor only through
-// clamps that it no longer binds) and F(0) in the resources in which F is
-// constant. The sweep stops after the first point above max(lim, F(0)) in
-// some resource once every resource is one of the two kinds; the prefix
-// ends with that point or a later one, which is where maxFitFactor stops.
-func sumScaledUntil(w *workspace, dst vfunc, children []scaledChild, stop *stopRule) (f vfunc, hi Share) {
-	f = sumScaledSweep(w, dst, children, stop)
-	if n := len(f); f[n-1].x == 1 || stop == nil {
-		return f, f[n-1].l
-	}
-	// A prefix (the sweep always ends at 1): see sweep.stopped.
-	for r := range NumResources {
-		if w.exceeded&(1<<r) != 0 {
-			hi[r] = math.Inf(1)
-		} else {
-			hi[r] = f[0].l[r]
-		}
-	}
-	return f, hi
-}
-
-func sumScaledSweep(w *workspace, dst vfunc, children []scaledChild, stop *stopRule) vfunc {
 	var base Share
-	sloped := children[:0]
-	size := 2
+	s := &w.sum
+	s.reset(nil)
 	for _, c := range children {
 		if c.scale <= 0 {
 			base = base.Add(c.fn[0].l)
 			continue
 		}
-		sloped = append(sloped, c)
-		size += len(c.fn)
+		s.add(-1, c.fn, true, c.scale)
 	}
-	if len(sloped) == 0 {
-		return append(dst[:0], vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
-	}
-	if cap(dst) < size {
-		dst = make(vfunc, 0, max(size, 2*cap(dst)))
-	}
-	if len(sloped) == 1 {
-		c := sloped[0]
-		out := dst[:0]
-		for _, p := range c.fn {
-			out = appendV(out, p.x/c.scale, p.l.Add(base), p.r.Add(base))
-		}
-		if last := out[len(out)-1]; last.x < 1 {
-			v := last.l
-			out[len(out)-1].r = v
-			out = appendV(out, 1, v, v)
-		}
-		return out
-	}
-
-	w.slopes = grow(w.slopes, len(sloped))
-	w.pending = grow(w.pending, len(sloped))
-	w.ends = grow(w.ends, len(sloped))
-	clear(w.slopes)
-	clear(w.pending)
-	s := sweep{sloped: sloped, slopes: w.slopes, pending: w.pending, ends: w.ends, value: base, out: dst[:0]}
-	for _, c := range sloped {
-		s.value = s.value.Add(c.fn[0].l)
-	}
-	h := w.heap[:0]
-	defer func() { w.heap = h[:0] }()
-
-	// The children's first breakpoints (all at 0 in practice) are processed
-	// in child order, which is the heap's order for equal abscissae.
-	x0 := math.Inf(1)
-	for i, c := range sloped {
-		s.ends[i] = activeEnd(c.fn)
-		x0 = min(x0, c.fn[0].x/c.scale)
-	}
-	s.open(x0)
-	for i, c := range sloped {
-		j := int32(0)
-		if x := c.fn[0].x / c.scale; x == x0 {
-			s.step(i, 0, x0)
-			j = 1
-		}
-		if int(j) < s.ends[i] {
-			h = append(h, cursor{x: c.fn[j].x / c.scale, child: int32(i), next: j})
-		}
-	}
-	h.init()
-	for len(h) > 0 && h[0].x == x0 {
-		cur := &h[0]
-		s.step(int(cur.child), int(cur.next), x0)
-		advance(&h, sloped, s.ends)
-	}
-	s.finish(x0)
-	var thr Share // the stop rule's thresholds max(lim, F(0))
-	if stop != nil {
-		for r := range thr {
-			thr[r] = max(stop.lim[r], s.out[0].l[r])
-		}
-	}
-	w.exceeded = 0
-	if stop != nil && s.stopped(&thr, stop.varies, &w.exceeded) {
-		return s.out
-	}
-	for len(h) > 0 {
-		x := h[0].x
-		s.open(x)
-		for len(h) > 0 && h[0].x == x {
-			cur := &h[0]
-			s.step(int(cur.child), int(cur.next), x)
-			advance(&h, sloped, s.ends)
-		}
-		s.finish(x)
-		if stop != nil && s.stopped(&thr, stop.varies, &w.exceeded) {
-			return s.out
-		}
-	}
-	out := s.out
-	if last := out[len(out)-1]; last.x < 1 {
-		// The sweep left out trailing flat breakpoints: the sum stays at
-		// its last value up to 1.
-		out = appendV(out, 1, last.r, last.r)
-	}
-	return out
+	f, _, _ := s.sum(dst, base, 0)
+	return f
 }
 
-// sweep is the running state of sumScaled over several sloped children.
-type sweep struct {
-	sloped  []scaledChild
+// childSum builds a fair_share pool's FairShareByFitFactor
+// F(f) = base + Σ_c S_c(min(1, f·scale_c)) on [0, 1] from its sloped
+// children (base holds the terms of the children whose scale is 0) by
+// sweeping the children's breakpoints in order. The running value advances
+// by the sum of the children's slopes; a resource none of whose children is
+// sloped has slope exactly 0, so flat pieces stay exactly flat (their levels
+// matter for left-continuity).
+//
+// The children's functions may be known only in part: fn holds each child's
+// points known so far, and the sweep asks the tree for more (t.pull) when it
+// needs them; with t nil every function is complete. Each point the sweep
+// emits is final: a longer sweep emits the same points first.
+type childSum struct {
+	t     *tree
+	kids  []int // the children's element indices (with t)
+	fn    []vfunc
+	done  []bool // fn is the child's whole function
+	scale []float64
+	// ends is a complete function's activeEnd (-1 while unknown); nf is an
+	// index known to be below the child's activeEnd (-1 when none is).
+	ends, nf []int
+
 	slopes  []Share // each child's current slope
 	pending []Share // each child's rise deferred from a near-vertical segment
-	ends    []int   // each child's activeEnd
+	heap    cursorHeap
 	// total is the sum of the children's slopes; count says per resource
 	// how many children are sloped (0: the sum is exactly flat); resync
 	// asks for total to be re-added from slopes.
@@ -352,12 +235,200 @@ type sweep struct {
 	value       Share
 	prevX       float64
 	left, right Share
-	out         vfunc
+	// out is F so far, fDone whether it is complete; base is the constant
+	// term and next the single sloped child's next point (see single).
+	out   vfunc
+	fDone bool
+	base  Share
+	next  int
+}
+
+// reset empties the sum for a new pool.
+func (s *childSum) reset(t *tree) {
+	s.t = t
+	s.kids, s.fn, s.done, s.scale = s.kids[:0], s.fn[:0], s.done[:0], s.scale[:0]
+	s.ends, s.nf = s.ends[:0], s.nf[:0]
+}
+
+// add adds a sloped child: element kid (with a tree), its points known so
+// far and whether they are all of them.
+func (s *childSum) add(kid int, fn vfunc, done bool, scale float64) {
+	end := -1
+	if done {
+		end = activeEnd(fn)
+	}
+	s.kids = append(s.kids, kid)
+	s.fn = append(s.fn, fn)
+	s.done = append(s.done, done)
+	s.scale = append(s.scale, scale)
+	s.ends = append(s.ends, end)
+	s.nf = append(s.nf, -1)
+}
+
+// has reports whether child k has point j, asking the tree for it if needed.
+func (s *childSum) has(k, j int) bool {
+	if j < len(s.fn[k]) {
+		return true
+	}
+	if s.done[k] {
+		return false
+	}
+	s.fn[k], s.done[k] = s.t.pull(s.kids[k], j)
+	if s.done[k] {
+		s.ends[k] = activeEnd(s.fn[k])
+	}
+	return j < len(s.fn[k])
+}
+
+// active reports whether breakpoint j of child k changes the sum (j is below
+// the function's activeEnd), asking the tree for points as needed.
+func (s *childSum) active(k, j int) bool {
+	if j == 0 || s.nf[k] >= j {
+		return true
+	}
+	if s.ends[k] >= 0 {
+		return j < s.ends[k]
+	}
+	for m := j; ; m++ {
+		if !s.has(k, m) {
+			return j < s.ends[k]
+		}
+		if s.ends[k] >= 0 {
+			return j < s.ends[k]
+		}
+		f := s.fn[k]
+		if f[m].l != f[m].r || f[m].l != f[m-1].r {
+			s.nf[k] = m
+			return true
+		}
+	}
+}
+
+// sum builds F, or its first points: with target > 0 it may stop once it
+// has target points. final is the number of leading points that building
+// more of F keeps; done says whether f is the whole function.
+func (s *childSum) sum(dst vfunc, base Share, target int) (f vfunc, final int, done bool) {
+	s.start(dst, base)
+	return s.run(target)
+}
+
+// start begins the sum; run continues it.
+func (s *childSum) start(dst vfunc, base Share) {
+	s.base, s.next, s.fDone = base, 0, false
+	s.out = dst[:0]
+	switch len(s.fn) {
+	case 0:
+		s.out = append(s.out, vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
+		s.fDone = true
+	case 1:
+	default:
+		s.startSweep(base)
+	}
+}
+
+// run continues the sum until it has target points (target > 0) or is
+// complete, and returns it as sum does.
+func (s *childSum) run(target int) (f vfunc, final int, done bool) {
+	switch {
+	case s.fDone:
+	case len(s.fn) == 1:
+		s.single(target)
+	default:
+		s.sweep(target)
+	}
+	if !s.fDone && len(s.fn) == 1 {
+		return s.out, len(s.out) - 1, false
+	}
+	return s.out, len(s.out), s.fDone
+}
+
+// single is run for one sloped child: its points scaled and raised by the
+// base. The last point is final only once the child's function is complete.
+func (s *childSum) single(target int) {
+	sc := s.scale[0]
+	for ; s.has(0, s.next); s.next++ {
+		if target > 0 && len(s.out) > target {
+			return
+		}
+		p := &s.fn[0][s.next]
+		s.out = appendV(s.out, p.x/sc, p.l.Add(s.base), p.r.Add(s.base))
+	}
+	out := s.out
+	if last := out[len(out)-1]; last.x < 1 {
+		v := last.l
+		out[len(out)-1].r = v
+		out = appendV(out, 1, v, v)
+	}
+	s.out, s.fDone = out, true
+}
+
+// startSweep processes the children's first breakpoints.
+func (s *childSum) startSweep(base Share) {
+	n := len(s.fn)
+	s.slopes = grow(s.slopes, n)
+	s.pending = grow(s.pending, n)
+	clear(s.slopes)
+	clear(s.pending)
+	s.total, s.count, s.resync = Share{}, [NumResources]int{}, [NumResources]bool{}
+	s.value, s.prevX = base, 0
+	for k := range n {
+		s.has(k, 0)
+		s.value = s.value.Add(s.fn[k][0].l)
+	}
+	// The children's first breakpoints (all at 0 in practice) are processed
+	// in child order, which is the heap's order for equal abscissae.
+	x0 := math.Inf(1)
+	for k := range n {
+		x0 = min(x0, s.fn[k][0].x/s.scale[k])
+	}
+	s.open(x0)
+	s.heap = s.heap[:0]
+	for k := range n {
+		j := 0
+		if x := s.fn[k][0].x / s.scale[k]; x == x0 {
+			s.step(k, 0, x0)
+			j = 1
+		}
+		if s.active(k, j) {
+			s.heap = append(s.heap, cursor{x: s.fn[k][j].x / s.scale[k], child: int32(k), next: int32(j)})
+		}
+	}
+	s.heap.init()
+	for len(s.heap) > 0 && s.heap[0].x == x0 {
+		cur := s.heap[0]
+		s.step(int(cur.child), int(cur.next), x0)
+		s.advance()
+	}
+	s.finish(x0)
+}
+
+// sweep is run for several sloped children: each group of breakpoints at
+// one abscissa gives one point.
+func (s *childSum) sweep(target int) {
+	for len(s.heap) > 0 {
+		if target > 0 && len(s.out) >= target {
+			return
+		}
+		x := s.heap[0].x
+		s.open(x)
+		for len(s.heap) > 0 && s.heap[0].x == x {
+			cur := s.heap[0]
+			s.step(int(cur.child), int(cur.next), x)
+			s.advance()
+		}
+		s.finish(x)
+	}
+	if last := s.out[len(s.out)-1]; last.x < 1 {
+		// The sweep left out trailing flat breakpoints: the sum stays at
+		// its last value up to 1.
+		s.out = appendV(s.out, 1, last.r, last.r)
+	}
+	s.fDone = true
 }
 
 // open starts the group of breakpoints at x: the sum advances from prevX by
 // the running slope.
-func (s *sweep) open(x float64) {
+func (s *childSum) open(x float64) {
 	s.left = s.value
 	if dx := x - s.prevX; dx > 0 {
 		for k := range s.left {
@@ -372,9 +443,10 @@ func (s *sweep) open(x float64) {
 // step processes breakpoint j of child i at abscissa x: the jump there, a
 // rise deferred from a near-vertical segment ending there, and the child's
 // new slope.
-func (s *sweep) step(i int, j int, x float64) {
-	c := &s.sloped[i]
-	p := &c.fn[j]
+func (s *childSum) step(i int, j int, x float64) {
+	next := s.active(i, j+1)
+	f := s.fn[i]
+	p := &f[j]
 	pd := &s.pending[i]
 	for k := range s.left {
 		s.left[k] += pd[k]
@@ -383,9 +455,9 @@ func (s *sweep) step(i int, j int, x float64) {
 	*pd = Share{}
 	old := &s.slopes[i]
 	var ns Share
-	if j+1 < s.ends[i] {
-		q := &c.fn[j+1]
-		dx := q.x/c.scale - x
+	if next {
+		q := &f[j+1]
+		dx := q.x/s.scale[i] - x
 		if dx > steepWidth {
 			for k := range ns {
 				ns[k] = (q.l[k] - p.r[k]) / dx
@@ -420,7 +492,7 @@ func (s *sweep) step(i int, j int, x float64) {
 
 // finish closes the group of breakpoints at x: re-sums steep slopes and
 // emits the point (never below the previous one).
-func (s *sweep) finish(x float64) {
+func (s *childSum) finish(x float64) {
 	for k, r := range s.resync {
 		if r && s.count[k] > 0 {
 			s.total[k] = 0
@@ -444,32 +516,17 @@ func (s *sweep) finish(x float64) {
 	s.prevX = x
 }
 
-// stopped records in exceeded the resources in which the last point is above
-// thr and reports whether the sweep may stop there: some resource is above
-// its threshold and every resource is either above it or constant (not in
-// varies).
-func (s *sweep) stopped(thr *Share, varies resourceSet, exceeded *resourceSet) bool {
-	p := &s.out[len(s.out)-1]
-	for r := range thr {
-		if p.l[r] > thr[r] || p.r[r] > thr[r] {
-			*exceeded |= 1 << r
-		}
-	}
-	return *exceeded != 0 && (*exceeded|^varies)&allResources == allResources
-}
-
 // advance moves the heap's top cursor to its child's next breakpoint, or
 // drops it when the child has no more.
-func advance(h *cursorHeap, sloped []scaledChild, ends []int) {
-	cur := &(*h)[0]
-	i := cur.child
-	if n := cur.next + 1; int(n) < ends[i] {
-		c := &sloped[i]
-		cur.next = n
-		cur.x = c.fn[n].x / c.scale
-		h.down(0)
+func (s *childSum) advance() {
+	cur := &s.heap[0]
+	i := int(cur.child)
+	if n := int(cur.next) + 1; s.active(i, n) {
+		cur.next = int32(n)
+		cur.x = s.fn[i][n].x / s.scale[i]
+		s.heap.down(0)
 	} else {
-		h.popTop()
+		s.heap.popTop()
 	}
 }
 
@@ -505,6 +562,12 @@ func clamp(v, lo, hi float64) float64 {
 // and picks up F's breakpoints in between. M's values only grow, so F's
 // breakpoints are found by one forward walk instead of a search per point.
 func compose(dst vfunc, f vfunc, m sfunc) vfunc {
+	return composeTo(dst, f, m, true)
+}
+
+// composeTo is compose for an M that may be incomplete (done false): its
+// last point then only bounds the one before, and S stops short of it.
+func composeTo(dst vfunc, f vfunc, m sfunc, done bool) vfunc {
 	if need := len(m) + len(f); cap(dst) < need {
 		dst = make(vfunc, 0, max(need, 2*cap(dst)))
 	}
@@ -520,6 +583,9 @@ func compose(dst vfunc, f vfunc, m sfunc) vfunc {
 		return k
 	}
 	for j, p := range m {
+		if j == len(m)-1 && !done {
+			break
+		}
 		lv := f.atIndex(p.l, seek(p.l))
 		if j == len(m)-1 {
 			out = appendV(out, p.x, lv, lv)
@@ -549,13 +615,11 @@ func compose(dst vfunc, f vfunc, m sfunc) vfunc {
 
 // suggestionFunctions builds MaxFitFactorBySuggestion M and
 // FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
-// guarantee share g and limits share lim; f may be a prefix of F, with hi
-// standing for F's end (see sumScaledUntil; for the whole F, its last left
-// limit). The vector suggestion for s is clip(g + s, ·, lim) per resource. M
-// lives in the workspace's scratch buffer until the next call; S is built in
-// place in the arena.
-func suggestionFunctions(w *workspace, f vfunc, hi, g, lim Share) (sfunc, vfunc) {
-	m := maxFitFactorHi(w, f, hi, g, lim)
+// guarantee share g and limits share lim. The vector suggestion for s is
+// clip(g + s, ·, lim) per resource. M lives in the workspace's scratch
+// buffer until the next call; S is built in place in the arena.
+func suggestionFunctions(w *workspace, f vfunc, g, lim Share) (sfunc, vfunc) {
+	m := maxFitFactor(w, f, g, lim)
 	s := compose(w.vArena.reserve(len(m)+len(f)), f, m)
 	return m, w.vArena.commit(s)
 }

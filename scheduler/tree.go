@@ -30,6 +30,9 @@ func (k ElementKind) String() string {
 	}
 }
 
+// resourceSet is a set of resource indices.
+type resourceSet uint8
+
 // element is the engine's working copy of one tree element during an update.
 // It holds no pointers (names, functions and the previous state's times
 // are kept in the tree's slices, indexed like the elements), so that the
@@ -49,6 +52,11 @@ type element struct {
 	// varies holds the resources in which the element's FairShareBySuggestion
 	// may change (in the others it is exactly constant).
 	varies resourceSet
+	// sDone: the element's functions are complete (operations' always are;
+	// pools' are built on demand, see lazy.go).
+	sDone bool
+	// ord is a pool's index in tree.pools (and tree.lz).
+	ord int32
 
 	weight float64
 	// scale is the suggestion scale among siblings: weight / smallest
@@ -121,6 +129,8 @@ type tree struct {
 	fnS       []vfunc
 	fnM       []sfunc
 	prevSince []time.Time
+	// lz holds the pools' functions, by index in pools.
+	lz []poolFn
 	// pools lists the root and the pools, in pre-order.
 	pools []int
 	total Resources
@@ -324,7 +334,7 @@ func (t *tree) build(snap *Snapshot) error {
 			idx := next
 			next++
 			children[k] = idx
-			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO}
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools))}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
@@ -373,6 +383,7 @@ func (t *tree) build(snap *Snapshot) error {
 		t.initOperation(e, &snap.Operations[oi])
 		t.names[idx] = string(snap.Operations[oi].ID)
 	}
+	t.lz = grow(t.lz, len(t.pools))
 	// Pools' attributes sum their children's, so pools go bottom-up.
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		t.poolAttributes(&t.el[t.pools[k]])

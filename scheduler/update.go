@@ -53,6 +53,7 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	t.grantRelaxed(relaxed)
 	t.prepare(0)
 	t.distribute(0, 1)
+	t.limitedDemands()
 	return t.report(snap, prev, alerts), nil
 }
 
