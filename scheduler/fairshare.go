@@ -89,6 +89,7 @@ func (t *tree) prepare(i int) {
 		if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
 			e.fLo = 0
 			t.fnS[i] = s
+			e.sEnd = int32(activeEnd(s))
 			e.limitedDemand = limitedDemand(s)
 			return
 		}
@@ -97,6 +98,7 @@ func (t *tree) prepare(i int) {
 	e.fLo = w.f.lo()
 	_, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
 	t.fnS[i] = s
+	e.sEnd = int32(activeEnd(s))
 	e.limitedDemand = limitedDemand(s)
 }
 

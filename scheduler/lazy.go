@@ -135,6 +135,7 @@ func (t *tree) extend(i, need int) {
 	if mDone {
 		lz.mFinal, lz.sFinal = len(m), len(s)
 		e.sDone = true
+		e.sEnd = int32(activeEnd(s))
 		e.limitedDemand = limitedDemand(s)
 		return
 	}
@@ -172,7 +173,7 @@ func (t *tree) startF(i int) {
 			continue
 		}
 		fn, done := t.finalS(c)
-		s.add(c, fn, done, sc)
+		s.add(c, fn, done, int(t.el[c].sEnd), sc)
 	}
 	s.start(s.out, base)
 }

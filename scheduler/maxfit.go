@@ -112,7 +112,7 @@ func maxFitFactorTo(dst sfunc, w *workspace, f vfunc, fDone bool, fhi, g, lim Sh
 			done = true
 			break
 		}
-		if p.r != p.l && !visit(p.x, p.r) {
+		if !same(&p.r, &p.l) && !visit(p.x, p.r) {
 			done = true
 			break
 		}

@@ -138,3 +138,14 @@ func appendS(f sfunc, x, l, r float64) sfunc {
 	}
 	return append(f, spoint{x: x, l: l, r: r})
 }
+
+// same reports whether a and b are equal in every component (an array ==
+// on Share compiles to a call).
+func same(a, b *Share) bool {
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}

@@ -174,7 +174,7 @@ func activeEnd(f vfunc) int {
 	n := len(f)
 	for n > 1 {
 		p, q := &f[n-2], &f[n-1]
-		if q.l != q.r || q.l != p.r {
+		if !same(&q.l, &q.r) || !same(&q.l, &p.r) {
 			break
 		}
 		n--
@@ -193,7 +193,7 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 			base = base.Add(c.fn[0].l)
 			continue
 		}
-		s.add(-1, c.fn, true, c.scale)
+		s.add(-1, c.fn, true, activeEnd(c.fn), c.scale)
 	}
 	f, _, _ := s.sum(dst, base, 0)
 	return f
@@ -212,21 +212,13 @@ func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 // needs them; with t nil every function is complete. Each point the sweep
 // emits is final: a longer sweep emits the same points first.
 type childSum struct {
-	t     *tree
-	kids  []int // the children's element indices (with t)
-	fn    []vfunc
-	done  []bool // fn is the child's whole function
-	scale []float64
-	// ends is a complete function's activeEnd (-1 while unknown); nf is an
-	// index known to be below the child's activeEnd (-1 when none is).
-	ends, nf []int
+	t  *tree
+	ch []sumChild
 
-	slopes  []Share // each child's current slope
-	pending []Share // each child's rise deferred from a near-vertical segment
-	heap    cursorHeap
+	heap cursorHeap
 	// total is the sum of the children's slopes; count says per resource
 	// how many children are sloped (0: the sum is exactly flat); resync
-	// asks for total to be re-added from slopes.
+	// asks for total to be re-added from the slopes.
 	total  Share
 	count  [NumResources]int
 	resync [NumResources]bool
@@ -243,62 +235,67 @@ type childSum struct {
 	next  int
 }
 
+// sumChild is one sloped child of a childSum.
+type sumChild struct {
+	fn      vfunc // the child's points known so far
+	slope   Share // the child's current slope
+	pending Share // its rise deferred from a near-vertical segment
+	scale   float64
+	kid     int32 // the child's element index (with a tree)
+	// end is a complete function's activeEnd (-1 while unknown); nf is an
+	// index known to be below the child's activeEnd (-1 when none is).
+	end, nf int32
+	done    bool // fn is the child's whole function
+}
+
 // reset empties the sum for a new pool.
 func (s *childSum) reset(t *tree) {
 	s.t = t
-	s.kids, s.fn, s.done, s.scale = s.kids[:0], s.fn[:0], s.done[:0], s.scale[:0]
-	s.ends, s.nf = s.ends[:0], s.nf[:0]
+	s.ch = s.ch[:0]
 }
 
 // add adds a sloped child: element kid (with a tree), its points known so
-// far and whether they are all of them.
-func (s *childSum) add(kid int, fn vfunc, done bool, scale float64) {
-	end := -1
-	if done {
-		end = activeEnd(fn)
+// far and whether they are all of them (then end is activeEnd(fn)).
+func (s *childSum) add(kid int, fn vfunc, done bool, end int, scale float64) {
+	if !done {
+		end = -1
 	}
-	s.kids = append(s.kids, kid)
-	s.fn = append(s.fn, fn)
-	s.done = append(s.done, done)
-	s.scale = append(s.scale, scale)
-	s.ends = append(s.ends, end)
-	s.nf = append(s.nf, -1)
+	s.ch = append(s.ch, sumChild{fn: fn, scale: scale, kid: int32(kid), end: int32(end), nf: -1, done: done})
 }
 
 // has reports whether child k has point j, asking the tree for it if needed.
 func (s *childSum) has(k, j int) bool {
-	if j < len(s.fn[k]) {
+	c := &s.ch[k]
+	if j < len(c.fn) {
 		return true
 	}
-	if s.done[k] {
+	if c.done {
 		return false
 	}
-	s.fn[k], s.done[k] = s.t.pull(s.kids[k], j)
-	if s.done[k] {
-		s.ends[k] = activeEnd(s.fn[k])
+	c.fn, c.done = s.t.pull(int(c.kid), j)
+	if c.done {
+		c.end = int32(activeEnd(c.fn))
 	}
-	return j < len(s.fn[k])
+	return j < len(c.fn)
 }
 
 // active reports whether breakpoint j of child k changes the sum (j is below
 // the function's activeEnd), asking the tree for points as needed.
 func (s *childSum) active(k, j int) bool {
-	if j == 0 || s.nf[k] >= j {
+	c := &s.ch[k]
+	if j == 0 || int(c.nf) >= j {
 		return true
 	}
-	if s.ends[k] >= 0 {
-		return j < s.ends[k]
+	if c.end >= 0 {
+		return j < int(c.end)
 	}
 	for m := j; ; m++ {
-		if !s.has(k, m) {
-			return j < s.ends[k]
+		if !s.has(k, m) || c.end >= 0 {
+			return j < int(c.end)
 		}
-		if s.ends[k] >= 0 {
-			return j < s.ends[k]
-		}
-		f := s.fn[k]
-		if f[m].l != f[m].r || f[m].l != f[m-1].r {
-			s.nf[k] = m
+		f := c.fn
+		if p, q := &f[m-1], &f[m]; !same(&q.l, &q.r) || !same(&q.l, &p.r) {
+			c.nf = int32(m)
 			return true
 		}
 	}
@@ -316,7 +313,7 @@ func (s *childSum) sum(dst vfunc, base Share, target int) (f vfunc, final int, d
 func (s *childSum) start(dst vfunc, base Share) {
 	s.base, s.next, s.fDone = base, 0, false
 	s.out = dst[:0]
-	switch len(s.fn) {
+	switch len(s.ch) {
 	case 0:
 		s.out = append(s.out, vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
 		s.fDone = true
@@ -331,12 +328,12 @@ func (s *childSum) start(dst vfunc, base Share) {
 func (s *childSum) run(target int) (f vfunc, final int, done bool) {
 	switch {
 	case s.fDone:
-	case len(s.fn) == 1:
+	case len(s.ch) == 1:
 		s.single(target)
 	default:
 		s.sweep(target)
 	}
-	if !s.fDone && len(s.fn) == 1 {
+	if !s.fDone && len(s.ch) == 1 {
 		return s.out, len(s.out) - 1, false
 	}
 	return s.out, len(s.out), s.fDone
@@ -345,12 +342,12 @@ func (s *childSum) run(target int) (f vfunc, final int, done bool) {
 // single is run for one sloped child: its points scaled and raised by the
 // base. The last point is final only once the child's function is complete.
 func (s *childSum) single(target int) {
-	sc := s.scale[0]
+	sc := s.ch[0].scale
 	for ; s.has(0, s.next); s.next++ {
 		if target > 0 && len(s.out) > target {
 			return
 		}
-		p := &s.fn[0][s.next]
+		p := &s.ch[0].fn[s.next]
 		s.out = appendV(s.out, p.x/sc, p.l.Add(s.base), p.r.Add(s.base))
 	}
 	out := s.out
@@ -364,33 +361,29 @@ func (s *childSum) single(target int) {
 
 // startSweep processes the children's first breakpoints.
 func (s *childSum) startSweep(base Share) {
-	n := len(s.fn)
-	s.slopes = grow(s.slopes, n)
-	s.pending = grow(s.pending, n)
-	clear(s.slopes)
-	clear(s.pending)
 	s.total, s.count, s.resync = Share{}, [NumResources]int{}, [NumResources]bool{}
 	s.value, s.prevX = base, 0
-	for k := range n {
-		s.has(k, 0)
-		s.value = s.value.Add(s.fn[k][0].l)
-	}
 	// The children's first breakpoints (all at 0 in practice) are processed
 	// in child order, which is the heap's order for equal abscissae.
 	x0 := math.Inf(1)
-	for k := range n {
-		x0 = min(x0, s.fn[k][0].x/s.scale[k])
+	for k := range s.ch {
+		s.has(k, 0)
+		c := &s.ch[k]
+		c.slope, c.pending = Share{}, Share{}
+		s.value = s.value.Add(c.fn[0].l)
+		x0 = min(x0, c.fn[0].x/c.scale)
 	}
 	s.open(x0)
 	s.heap = s.heap[:0]
-	for k := range n {
+	for k := range s.ch {
 		j := 0
-		if x := s.fn[k][0].x / s.scale[k]; x == x0 {
+		if x := s.ch[k].fn[0].x / s.ch[k].scale; x == x0 {
 			s.step(k, 0, x0)
 			j = 1
 		}
 		if s.active(k, j) {
-			s.heap = append(s.heap, cursor{x: s.fn[k][j].x / s.scale[k], child: int32(k), next: int32(j)})
+			c := &s.ch[k]
+			s.heap = append(s.heap, cursor{x: c.fn[j].x / c.scale, child: int32(k), next: int32(j)})
 		}
 	}
 	s.heap.init()
@@ -445,19 +438,20 @@ func (s *childSum) open(x float64) {
 // new slope.
 func (s *childSum) step(i int, j int, x float64) {
 	next := s.active(i, j+1)
-	f := s.fn[i]
+	c := &s.ch[i]
+	f := c.fn
 	p := &f[j]
-	pd := &s.pending[i]
+	pd := &c.pending
 	for k := range s.left {
 		s.left[k] += pd[k]
 		s.right[k] += pd[k] + (p.r[k] - p.l[k])
 	}
 	*pd = Share{}
-	old := &s.slopes[i]
+	old := &c.slope
 	var ns Share
 	if next {
 		q := &f[j+1]
-		dx := q.x/s.scale[i] - x
+		dx := q.x/c.scale - x
 		if dx > steepWidth {
 			for k := range ns {
 				ns[k] = (q.l[k] - p.r[k]) / dx
@@ -496,8 +490,8 @@ func (s *childSum) finish(x float64) {
 	for k, r := range s.resync {
 		if r && s.count[k] > 0 {
 			s.total[k] = 0
-			for i := range s.slopes {
-				s.total[k] += s.slopes[i][k]
+			for i := range s.ch {
+				s.total[k] += s.ch[i].slope[k]
 			}
 		}
 		s.resync[k] = false
@@ -523,7 +517,8 @@ func (s *childSum) advance() {
 	i := int(cur.child)
 	if n := int(cur.next) + 1; s.active(i, n) {
 		cur.next = int32(n)
-		cur.x = s.fn[i][n].x / s.scale[i]
+		c := &s.ch[i]
+		cur.x = c.fn[n].x / c.scale
 		s.heap.down(0)
 	} else {
 		s.heap.popTop()

@@ -57,6 +57,8 @@ type element struct {
 	sDone bool
 	// ord is a pool's index in tree.pools (and tree.lz).
 	ord int32
+	// sEnd is activeEnd of a complete FairShareBySuggestion.
+	sEnd int32
 
 	weight float64
 	// scale is the suggestion scale among siblings: weight / smallest
