@@ -83,6 +83,14 @@ func (t *tree) prepare(i int) {
 			e.varies |= 1 << r
 		}
 	}
+	e.sDone = false
+	t.fnS[i] = nil
+}
+
+// buildOperation builds operation i's functions (prepare leaves them to the
+// first step that reads them, see pull).
+func (t *tree) buildOperation(i int) {
+	e := &t.el[i]
 	e.sDone = true
 	w := &t.ws
 	if e.idle && !e.gang {
@@ -96,7 +104,7 @@ func (t *tree) prepare(i int) {
 	}
 	w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	e.fLo = w.f.lo()
-	_, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
+	_, s := suggestionFunctions(w, w.f, Share{}, e.limitsShare) // no guarantees
 	t.fnS[i] = s
 	e.sEnd = int32(activeEnd(s))
 	e.limitedDemand = limitedDemand(s)
@@ -149,7 +157,7 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 // rounding makes the children's shares exceed the element's, the largest fit
 // factor at which they fit is used instead.
 func (t *tree) distribute(i int, s float64) {
-	t.el[i].fairShare = t.sAt(i, s)
+	t.sAtTo(&t.el[i].fairShare, i, s)
 	t.distributeChildren(i, s)
 }
 
@@ -171,8 +179,8 @@ func (t *tree) distributeChildren(i int, s float64) {
 		var sum Share
 		for k, c := range kids {
 			ce := &t.el[c]
-			ce.fairShare = t.sAt(c, sugg[k])
-			sum = sum.Add(ce.fairShare)
+			t.sAtTo(&ce.fairShare, c, sugg[k])
+			addTo(&sum, &ce.fairShare)
 		}
 		return sum
 	}

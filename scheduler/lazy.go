@@ -35,8 +35,12 @@ type poolFn struct {
 	target int
 	m      sfunc
 	s      vfunc
-	// sum builds F, continuing from where the last build stopped.
-	sum childSum
+	// sum builds F, ff M and cp S, each continuing from where the last
+	// build stopped; fSeen is the number of F's points ff has read.
+	sum   childSum
+	ff    fitFactor
+	cp    composer
+	fSeen int
 	// mFinal and sFinal are the numbers of leading points of m and s that
 	// building from more of F keeps (all of them once the element's sDone).
 	mFinal, sFinal int
@@ -48,7 +52,7 @@ func (t *tree) initPool(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
 	lz.g, lz.lim = e.sgs.Add(e.pis), e.limitsShare
-	lz.target, lz.mFinal, lz.sFinal = 0, 0, 0
+	lz.target, lz.mFinal, lz.sFinal, lz.fSeen = 0, 0, 0, 0
 	lz.m, lz.s = lz.m[:0], lz.s[:0]
 	t.fnS[i], t.fnM[i] = nil, nil
 	e.sDone = false
@@ -67,6 +71,9 @@ func (t *tree) finalS(c int) (vfunc, bool) {
 // function complete) and returns finalS.
 func (t *tree) pull(c, j int) (vfunc, bool) {
 	e := &t.el[c]
+	if !e.sDone && e.kind == KindOperation {
+		t.buildOperation(c)
+	}
 	for !e.sDone && t.lz[e.ord].sFinal <= j {
 		t.extend(c, j)
 	}
@@ -75,15 +82,27 @@ func (t *tree) pull(c, j int) (vfunc, bool) {
 
 // sAt is element i's FairShareBySuggestion at s.
 func (t *tree) sAt(i int, s float64) Share {
+	var v Share
+	t.sAtTo(&v, i, s)
+	return v
+}
+
+// sAtTo is sAt writing into dst.
+func (t *tree) sAtTo(dst *Share, i int, s float64) {
 	e := &t.el[i]
+	if !e.sDone && e.kind == KindOperation {
+		t.buildOperation(i)
+	}
 	for !e.sDone {
 		f := t.fnS[i][:t.lz[e.ord].sFinal]
 		if k := f.search(s); k < len(f) {
-			return f.atIndex(s, k)
+			f.atIndexTo(dst, s, k)
+			return
 		}
 		t.extend(i, len(f))
 	}
-	return t.fnS[i].at(s)
+	f := t.fnS[i]
+	f.atIndexTo(dst, s, f.search(s))
 }
 
 // mAt is pool i's MaxFitFactorBySuggestion at s.
@@ -114,21 +133,41 @@ func (t *tree) extend(i, need int) {
 		lz.target = 1 << 40
 	}
 	f, final, fDone := lz.sum.run(lz.target)
-	f = f[:final]
-	if len(f) == 0 {
+	if final == 0 {
 		return
 	}
-	lz.flo = f[0].l
-	var hi Share
-	for r := range hi {
-		if e.varies&(1<<r) != 0 {
-			hi[r] = math.Inf(1)
-		} else {
-			hi[r] = lz.flo[r]
+	f = f[:final]
+	w := &t.ws
+	var m sfunc
+	var mDone bool
+	if lz.fSeen == 0 {
+		lz.flo = f[0].l
+		var hi Share
+		for r := range hi {
+			if e.varies&(1<<r) != 0 {
+				hi[r] = math.Inf(1)
+			} else {
+				hi[r] = lz.flo[r]
+			}
+		}
+		lz.cp = composer{out: lz.s[:0]}
+		if !lz.ff.init(lz.m[:0], &lz.flo, &hi, &lz.g, &lz.lim) {
+			// F is constant, and whole (see the target above).
+			hi := f.hi()
+			lz.ff.m = append(lz.ff.m, spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi})
+			lz.ff.stopped = true
 		}
 	}
-	m, mDone := maxFitFactorTo(lz.m[:0], &t.ws, f, fDone, hi, lz.g, lz.lim)
-	s := composeTo(lz.s[:0], f, m, mDone)
+	lz.ff.feed(w, f[lz.fSeen:])
+	lz.fSeen = len(f)
+	cut := lz.ff.m[len(lz.ff.m)-1].x > 1
+	m, mDone = lz.ff.finish(fDone)
+	if cut {
+		// M was cut at 1, which may change a point S was built from.
+		lz.cp = composer{out: lz.s[:0]}
+	}
+	lz.cp.feed(f, m, mDone)
+	s := lz.cp.out
 	lz.m, lz.s = m, s
 	t.fnM[i], t.fnS[i] = m, s
 	e.fLo = f[0].x
@@ -152,10 +191,13 @@ func (t *tree) startF(i int) {
 	if e.fifo || len(kids) == 0 {
 		var f vfunc
 		if e.fifo {
+			for _, c := range kids {
+				t.pull(c, 0) // operations: complete once built
+			}
 			w := &t.ws
 			w.fifo = w.fifo[:0]
 			for _, c := range kids {
-				w.fifo = append(w.fifo, t.fnS[c]) // operations: complete
+				w.fifo = append(w.fifo, t.fnS[c])
 			}
 			f = concatFIFO(s.out, w.fifo)
 		} else {
@@ -166,13 +208,12 @@ func (t *tree) startF(i int) {
 	}
 	var base Share
 	for _, c := range kids {
+		fn, done := t.pull(c, 0)
 		sc := t.el[c].scale
 		if sc <= 0 {
-			fn, _ := t.pull(c, 0)
 			base = base.Add(fn[0].l)
 			continue
 		}
-		fn, done := t.finalS(c)
 		s.add(c, fn, done, int(t.el[c].sEnd), sc)
 	}
 	s.start(s.out, base)
@@ -208,6 +249,7 @@ func (t *tree) limitedDemands() {
 		var sum Share
 		for _, c := range t.children(e) {
 			ce := &t.el[c]
+			t.pull(c, 0)
 			if ce.scale <= 0 {
 				fn, _ := t.finalS(c)
 				sum = sum.Add(fn[0].l)

@@ -149,3 +149,52 @@ func same(a, b *Share) bool {
 	}
 	return true
 }
+
+// atIndexTo is atIndex writing into dst (no vector travels by value).
+func (f vfunc) atIndexTo(dst *Share, t float64, i int) {
+	if i == len(f) {
+		*dst = f[i-1].r
+		return
+	}
+	if f[i].x == t || i == 0 {
+		*dst = f[i].l
+		return
+	}
+	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
+}
+
+// rightAtIndexTo is rightAtIndex writing into dst.
+func (f vfunc) rightAtIndexTo(dst *Share, t float64, i int) {
+	if i == len(f) {
+		*dst = f[i-1].r
+		return
+	}
+	if f[i].x == t {
+		*dst = f[i].r
+		return
+	}
+	if i == 0 {
+		*dst = f[0].l
+		return
+	}
+	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
+}
+
+// lerpShareTo is lerpShare writing into dst.
+func lerpShareTo(dst *Share, x0 float64, y0 *Share, x1 float64, y1 *Share, t float64) {
+	w := (t - x0) / (x1 - x0)
+	for k := range dst {
+		dst[k] = y0[k] + (y1[k]-y0[k])*w
+	}
+}
+
+// nextPoint returns f with room for a breakpoint at x and that breakpoint:
+// a new one, or the last one when x does not advance (as appendV merges;
+// the caller then sets only r, and must set l and r of a new one).
+func nextPoint(f vfunc, x float64) (vfunc, *vpoint, bool) {
+	if n := len(f); n > 0 && x <= f[n-1].x {
+		return f, &f[n-1], false
+	}
+	f = append(f, vpoint{x: x})
+	return f, &f[len(f)-1], true
+}

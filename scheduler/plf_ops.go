@@ -348,7 +348,12 @@ func (s *childSum) single(target int) {
 			return
 		}
 		p := &s.ch[0].fn[s.next]
-		s.out = appendV(s.out, p.x/sc, p.l.Add(s.base), p.r.Add(s.base))
+		out, q, fresh := nextPoint(s.out, p.x/sc)
+		if fresh {
+			sumTo(&q.l, &p.l, &s.base)
+		}
+		sumTo(&q.r, &p.r, &s.base)
+		s.out = out
 	}
 	out := s.out
 	if last := out[len(out)-1]; last.x < 1 {
@@ -370,7 +375,7 @@ func (s *childSum) startSweep(base Share) {
 		s.has(k, 0)
 		c := &s.ch[k]
 		c.slope, c.pending = Share{}, Share{}
-		s.value = s.value.Add(c.fn[0].l)
+		addTo(&s.value, &c.fn[0].l)
 		x0 = min(x0, c.fn[0].x/c.scale)
 	}
 	s.open(x0)
@@ -505,7 +510,12 @@ func (s *childSum) finish(x float64) {
 	for k := range s.right {
 		s.right[k] = max(s.right[k], s.left[k])
 	}
-	s.out = appendV(s.out, x, s.left, s.right)
+	out, q, fresh := nextPoint(s.out, x)
+	if fresh {
+		q.l = s.left
+	}
+	q.r = s.right
+	s.out = out
 	s.value = s.right
 	s.prevX = x
 }
@@ -566,46 +576,78 @@ func composeTo(dst vfunc, f vfunc, m sfunc, done bool) vfunc {
 	if need := len(m) + len(f); cap(dst) < need {
 		dst = make(vfunc, 0, max(need, 2*cap(dst)))
 	}
-	out := dst[:0]
-	k := 0 // first index of f whose abscissa is >= the current value of M
-	seek := func(t float64) int {
-		if k > 0 && f[k-1].x >= t {
-			k = f.search(t) // not expected: M never decreases
-		}
-		for k < len(f) && f[k].x < t {
-			k++
-		}
-		return k
+	c := composer{out: dst[:0]}
+	c.feed(f, m, done)
+	return c.out
+}
+
+// composer builds S = F∘M (see compose) as M's points come: feed handles
+// the points of M that are final (all but the last until M is done), F
+// holding every point up to M's last value.
+type composer struct {
+	j   int // next point of M to handle
+	k   int // first index of f whose abscissa is >= the current value of M
+	out vfunc
+}
+
+// seek advances k to the first index of f whose abscissa is >= t.
+func (c *composer) seek(f vfunc, t float64) int {
+	k := c.k
+	if k > 0 && f[k-1].x >= t {
+		k = f.search(t) // not expected: M never decreases
 	}
-	for j, p := range m {
+	for k < len(f) && f[k].x < t {
+		k++
+	}
+	c.k = k
+	return k
+}
+
+func (c *composer) feed(f vfunc, m sfunc, done bool) {
+	out := c.out
+	for ; c.j < len(m); c.j++ {
+		j := c.j
 		if j == len(m)-1 && !done {
 			break
 		}
-		lv := f.atIndex(p.l, seek(p.l))
+		p := &m[j]
+		il := c.seek(f, p.l)
+		var q *vpoint
+		var fresh bool
+		out, q, fresh = nextPoint(out, p.x)
 		if j == len(m)-1 {
-			out = appendV(out, p.x, lv, lv)
-			break
+			f.atIndexTo(&q.r, p.l, il)
+			if fresh {
+				q.l = q.r
+			}
+			continue
 		}
-		nxt := m[j+1]
-		i := seek(p.r)
-		var rv Share
+		if fresh {
+			f.atIndexTo(&q.l, p.l, il)
+		}
+		nxt := &m[j+1]
+		i := c.seek(f, p.r)
 		if nxt.l > p.r {
-			rv = f.rightAtIndex(p.r, i)
+			f.rightAtIndexTo(&q.r, p.r, i)
 		} else {
-			rv = f.atIndex(p.r, i)
+			f.atIndexTo(&q.r, p.r, i)
 		}
-		out = appendV(out, p.x, lv, rv)
 		if nxt.l > p.r {
 			if i < len(f) && f[i].x == p.r {
 				i++
 			}
 			scale := (nxt.x - p.x) / (nxt.l - p.r)
 			for ; i < len(f) && f[i].x < nxt.l; i++ {
-				out = appendV(out, p.x+(f[i].x-p.r)*scale, f[i].l, f[i].r)
+				fi := &f[i]
+				out, q, fresh = nextPoint(out, p.x+(fi.x-p.r)*scale)
+				if fresh {
+					q.l = fi.l
+				}
+				q.r = fi.r
 			}
 		}
 	}
-	return out
+	c.out = out
 }
 
 // suggestionFunctions builds MaxFitFactorBySuggestion M and
