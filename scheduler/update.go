@@ -22,15 +22,24 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 }
 
 func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
+	res := new(Result)
+	if err := t.run(res, false, snap, prev); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// run runs one update into res: a new Result, or (reuse) one to overwrite.
+func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	if prev == nil {
 		prev = &State{}
 	}
 	if !prev.LastUpdate.IsZero() && snap.Now.Before(prev.LastUpdate) {
-		return nil, fmt.Errorf("%w: update time %s is before the previous update %s", ErrInvalidConfig,
+		return fmt.Errorf("%w: update time %s is before the previous update %s", ErrInvalidConfig,
 			snap.Now.Format("2006-01-02T15:04:05.000Z07:00"), prev.LastUpdate.Format("2006-01-02T15:04:05.000Z07:00"))
 	}
 	if err := t.build(snap); err != nil {
-		return nil, err
+		return err
 	}
 	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
@@ -54,23 +63,43 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	t.prepare(0)
 	t.distribute(0, 1)
 	t.limitedDemands()
-	return t.report(snap, prev, alerts), nil
+	t.report(res, reuse, snap, prev, alerts)
+	return nil
 }
 
 // report builds the Result in one pre-order pass: the detailed split of each
 // fair share (the root's total is the sum of its children's), the
 // starvation settings, statuses and job classes, and the state for the next
-// update.
-func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
-	res := &Result{
+// update. A reused Result keeps the memory of its records (job
+// classifications and integral attributes included) and of its state's
+// maps; every field is overwritten.
+func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, alerts []Alert) {
+	n := len(t.el)
+	elements := res.Elements
+	if !reuse || cap(elements) < n {
+		elements, reuse = make([]ElementResult, n), false
+	}
+	elements = elements[:n]
+	pools, ops := res.State.Pools, res.State.Operations
+	if pools == nil {
+		pools = make(map[PoolID]PoolState, len(prev.Pools))
+	} else {
+		clear(pools)
+	}
+	if ops != nil {
+		clear(ops)
+	}
+	*res = Result{
 		Now:      snap.Now,
 		Total:    t.total,
-		Elements: make([]ElementResult, len(t.el)),
+		Elements: elements,
 		Alerts:   alerts,
 		State: State{
 			LastUpdate: snap.Now,
-			Pools:      make(map[PoolID]PoolState, len(prev.Pools)),
-			// Operations is filled after the pass, at its exact size.
+			Pools:      pools,
+			// Operations is filled after the pass, at its exact size when
+			// it is new.
+			Operations: ops,
 		},
 	}
 	root := &t.el[0]
@@ -87,6 +116,10 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		e := &t.el[i]
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
+		jobs, integral := r.Jobs, r.Integral
+		if reuse {
+			*r = ElementResult{}
+		}
 		var st starvation
 		if e.kind == KindRoot {
 			r.FairShare = DetailedShare{
@@ -137,7 +170,7 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 			if e.integral != GuaranteeNone {
 				ps.AccumulatedVolume = t.vol(e).volume
 				ps.LastIntegralShareRatio = e.lastShareRatio
-				r.Integral = t.integralAttributes(e)
+				r.Integral = t.integralAttributes(e, integral)
 			}
 			if ps != (PoolState{}) {
 				res.State.Pools[PoolID(t.names[i])] = ps
@@ -148,16 +181,17 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 				below = append(below, i)
 			}
 			if e.hasJobs {
-				t.classifyJobs(e, r)
+				t.classifyJobs(e, r, jobs)
 			}
 		}
 	}
-	res.State.Operations = make(map[OperationID]OperationState, len(below))
+	if res.State.Operations == nil {
+		res.State.Operations = make(map[OperationID]OperationState, len(below))
+	}
 	for _, i := range below {
 		res.State.Operations[OperationID(t.names[i])] = OperationState{BelowFairShareSince: t.prevSince[i]}
 	}
 	t.scratchInts = below[:0]
-	return res
 }
 
 // byStart orders jobs by start time, then id.
@@ -168,15 +202,15 @@ func byStart(a, b Job) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// classifyJobs classifies an operation's running jobs in start order and
-// counts them by class.
-func (t *tree) classifyJobs(e *element, r *ElementResult) {
+// classifyJobs classifies an operation's running jobs in start order (into
+// the memory of dst) and counts them by class.
+func (t *tree) classifyJobs(e *element, r *ElementResult, dst []JobClassification) {
 	jobs := t.op(e).Jobs
 	if !slices.IsSortedFunc(jobs, byStart) {
 		jobs = slices.Clone(jobs)
 		slices.SortStableFunc(jobs, byStart)
 	}
-	r.Jobs = ClassifyJobs(ClassifyInput{
+	r.Jobs = classifyJobsInto(dst, ClassifyInput{
 		FairShare:           e.fairShare,
 		Demand:              e.demandShare,
 		Total:               t.total,
@@ -197,9 +231,15 @@ func (t *tree) classifyJobs(e *element, r *ElementResult) {
 	}
 }
 
-func (t *tree) integralAttributes(e *element) *IntegralAttributes {
+// integralAttributes returns a pool's integral attributes, in a (when not
+// nil) or a new record.
+func (t *tree) integralAttributes(e *element, a *IntegralAttributes) *IntegralAttributes {
 	ig := t.pool(e).IntegralGuarantees
-	a := &IntegralAttributes{
+	if a == nil {
+		a = new(IntegralAttributes)
+	}
+	est := a.EstimatedBurstUsageDurationSeconds
+	*a = IntegralAttributes{
 		GuaranteeType:                  e.integral,
 		AccumulatedResourceVolume:      t.vol(e).volume,
 		AccumulatedResourceRatioVolume: minRatio(t.vol(e).volume, t.total),
@@ -212,8 +252,11 @@ func (t *tree) integralAttributes(e *element) *IntegralAttributes {
 		a.SpecifiedBurstRatio = 0
 	}
 	if d := a.SpecifiedBurstRatio - a.SpecifiedResourceFlowRatio; d > largeEpsilon {
-		v := a.AccumulatedResourceRatioVolume / d
-		a.EstimatedBurstUsageDurationSeconds = &v
+		if est == nil {
+			est = new(float64)
+		}
+		*est = a.AccumulatedResourceRatioVolume / d
+		a.EstimatedBurstUsageDurationSeconds = est
 	}
 	return a
 }
