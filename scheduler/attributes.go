@@ -25,7 +25,7 @@ func (t *tree) initOperation(e *element, o *Operation) {
 			e.demandShare[r], e.usageShare[r], e.limitsShare[r] = d/tr, u/tr, l/tr
 		}
 	}
-	if best, ok := t.bestAllocationShare(o.JobResources); ok {
+	if best, ok := t.bestAllocationShare(&o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
 	e.idle = e.usage.IsZero()
@@ -68,8 +68,10 @@ func (t *tree) poolAttributes(e *element) {
 	total := t.total
 	for _, c := range t.children(e) {
 		ce := &t.el[c]
-		e.demand = e.demand.Add(ce.demand)
-		e.usage = e.usage.Add(ce.usage)
+		for r := range e.demand {
+			e.demand[r] += ce.demand[r]
+			e.usage[r] += ce.usage[r]
+		}
 	}
 	if e.kind == KindRoot {
 		e.limits = total
@@ -165,24 +167,41 @@ func (t *tree) prepareNodeShapes(nodes []Node) {
 // share of the cluster's memory. Only memory is limited (every other resource
 // keeps share 1). ok is false when the nodes or the job shape are unknown or
 // the job needs no memory.
-func (t *tree) bestAllocationShare(job Resources) (Share, bool) {
-	total := t.total
+func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
+	total := &t.total
 	if len(t.nodeShapes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
 		return Share{}, false
 	}
+	// The resources the job needs, and their inverses: floor(n/j) is
+	// floor(n·(1/j)) unless n·(1/j) is within rounding of a whole number
+	// (then the division decides), so most nodes need no division.
+	var rs [NumResources]int
+	var inv [NumResources]float64
+	k := 0
+	for r := range job {
+		if job[r] > 0 {
+			rs[k], inv[k] = r, 1/job[r]
+			k++
+		}
+	}
 	usable := 0.0
-	for _, n := range t.nodeShapes {
+	for i := range t.nodeShapes {
+		n := &t.nodeShapes[i]
 		fit := math.Inf(1)
-		for r := range job {
-			if job[r] > 0 {
-				fit = min(fit, math.Floor(n.resources[r]/job[r]))
+		for q := range k {
+			r := rs[q]
+			v := n.resources[r] * inv[q]
+			f := math.Floor(v)
+			if tol := 1e-9 * max(1, v); !(v-f >= tol && f+1-v >= tol) { // (NaN, Inf: divide)
+				f = math.Floor(n.resources[r] / job[r])
 			}
+			fit = min(fit, f)
 		}
 		if fit > 0 && !math.IsInf(fit, 1) {
 			usable += n.count * fit * job[Memory]
 		}
 	}
-	s := Ones(total)
+	s := t.ones
 	s[Memory] = min(1, usable/total[Memory])
 	return s, true
 }

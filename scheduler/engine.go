@@ -60,7 +60,7 @@ func (en *Engine) release() {
 	t := &en.t
 	clear(t.names)
 	clear(t.poolIdx)
-	clear(t.seenOps)
+	t.opIdx.reset(0)
 	t.snap, t.cfg = nil, nil
 }
 

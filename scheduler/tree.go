@@ -145,7 +145,7 @@ type tree struct {
 	vols []volumeState
 	// Index of the snapshot.
 	poolIdx map[PoolID]int
-	seenOps map[OperationID]int // operation index
+	opIdx   nameIndex // operation ids
 	// Per pool slot (0 the root, i+1 pool i): parent slot, and the child
 	// pools and operations as windows of poolList and opList.
 	poolParent         []int
@@ -228,11 +228,7 @@ func (t *tree) build(snap *Snapshot) error {
 		t.poolParent[i+1] = ps
 		t.poolStart[ps+1]++
 	}
-	if t.seenOps == nil {
-		t.seenOps = make(map[OperationID]int, no)
-	}
-	clear(t.seenOps)
-	seenOps := t.seenOps
+	t.opIdx.reset(no)
 	t.opPool = grow(t.opPool, no)
 	// An operation id may not be a pool name. The check runs once per pool
 	// after the loop (there are far fewer pools than operations); when the
@@ -254,9 +250,7 @@ func (t *tree) build(snap *Snapshot) error {
 		if err := o.Validate(); err != nil {
 			return clash(i, err)
 		}
-		n := len(seenOps)
-		seenOps[o.ID] = i // one map operation for the duplicate check and the index
-		if len(seenOps) == n {
+		if _, ok := t.opIdx.add(string(o.ID)); !ok {
 			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
 		ps, ok := slot(o.Pool)
@@ -268,7 +262,7 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	first := -1
 	for i := range snap.Pools {
-		if j, bad := seenOps[OperationID(snap.Pools[i].Name)]; bad && (first < 0 || j < first) {
+		if j, bad := t.opIdx.find(string(snap.Pools[i].Name)); bad && (first < 0 || j < first) {
 			first = j
 		}
 	}
@@ -400,7 +394,7 @@ func (t *tree) build(snap *Snapshot) error {
 // entry sets its own element, so the maps' order does not matter.
 func (t *tree) loadPrevious(prev *State) {
 	for id, st := range prev.Operations {
-		if oi, ok := t.seenOps[id]; ok {
+		if oi, ok := t.opIdx.find(string(id)); ok {
 			t.prevSince[t.opElem[oi]] = st.BelowFairShareSince
 		}
 	}
