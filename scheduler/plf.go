@@ -1,5 +1,7 @@
 package scheduler
 
+import "slices"
+
 // The fair-share update works with monotone (componentwise non-decreasing)
 // piecewise-linear functions that may jump. A function is a list of
 // breakpoints with strictly increasing abscissae; at each breakpoint it keeps
@@ -190,11 +192,18 @@ func lerpShareTo(dst *Share, x0 float64, y0 *Share, x1 float64, y1 *Share, t flo
 
 // nextPoint returns f with room for a breakpoint at x and that breakpoint:
 // a new one, or the last one when x does not advance (as appendV merges;
-// the caller then sets only r, and must set l and r of a new one).
+// the caller then sets only r, and must set l and r of a new one, which
+// hold anything).
 func nextPoint(f vfunc, x float64) (vfunc, *vpoint, bool) {
-	if n := len(f); n > 0 && x <= f[n-1].x {
+	n := len(f)
+	if n > 0 && x <= f[n-1].x {
 		return f, &f[n-1], false
 	}
-	f = append(f, vpoint{x: x})
-	return f, &f[len(f)-1], true
+	if n == cap(f) {
+		f = slices.Grow(f, 1)
+	}
+	f = f[:n+1]
+	p := &f[n]
+	p.x = x
+	return f, p, true
 }
