@@ -83,16 +83,17 @@ func (t *tree) poolAttributes(e *element) {
 	e.limits = pool.ResourceLimits.OrInfinite().Min(total)
 	e.limitsShare = e.limits.ShareOf(total)
 	ig := pool.IntegralGuarantees
-	e.integral = ig.GuaranteeType
+	pd := t.data(e)
+	pd.integral = ig.GuaranteeType
 	if ig.GuaranteeType != GuaranteeNone {
-		e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-		e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-		e.specifiedBurstRatio = e.burstRatio
+		pd.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
+		pd.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
+		pd.specifiedBurstRatio = pd.burstRatio
 	}
-	e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-	e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+	pd.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+	pd.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
 	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-		e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
+		pd.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
 	}
 	e.setShares(total)
 }
@@ -102,11 +103,11 @@ func (t *tree) poolAttributes(e *element) {
 func (t *tree) sumIntegralRatios() {
 	for k := len(t.pools) - 1; k >= 1; k-- {
 		e := &t.el[t.pools[k]]
-		e.totalFlowRatio += e.flowRatio
-		e.totalBurstRatio += e.burstRatio
-		p := &t.el[e.parent]
-		p.totalFlowRatio += e.totalFlowRatio
-		p.totalBurstRatio += e.totalBurstRatio
+		pd, pp := t.data(e), t.data(&t.el[e.parent])
+		pd.totalFlowRatio += pd.flowRatio
+		pd.totalBurstRatio += pd.burstRatio
+		pp.totalFlowRatio += pd.totalFlowRatio
+		pp.totalBurstRatio += pd.totalBurstRatio
 	}
 }
 

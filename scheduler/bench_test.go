@@ -142,7 +142,7 @@ func BenchmarkUpdatePhases(b *testing.B) {
 			e := &t.el[i]
 			ps := prev.Pools[PoolID(t.names[i])]
 			t.vol(e).volume = ps.AccumulatedVolume
-			e.lastShareRatio = ps.LastIntegralShareRatio
+			t.data(e).lastShareRatio = ps.LastIntegralShareRatio
 		}
 		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
 		alerts := t.adjustGuarantees(burst)

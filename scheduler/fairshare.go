@@ -21,8 +21,8 @@ func (t *tree) computeWeights() {
 			e.weight = *pool.Weight
 		case m != nil:
 			p := &t.el[e.parent]
-			own := e.sgs.MaxComponent() + e.totalFlowRatio
-			parent := p.sgs.MaxComponent() + p.totalFlowRatio
+			own := t.data(e).sgs.MaxComponent() + t.data(e).totalFlowRatio
+			parent := t.data(p).sgs.MaxComponent() + t.data(p).totalFlowRatio
 			if own < epsilon || parent < epsilon {
 				e.weight = 1
 			} else {

@@ -10,7 +10,7 @@ import (
 func (t *tree) integralLists() (burst, relaxed []int) {
 	for _, i := range t.pools[1:] {
 		e := &t.el[i]
-		switch e.integral {
+		switch t.data(e).integral {
 		case GuaranteeBurst:
 			burst = append(burst, i)
 		case GuaranteeRelaxed:
@@ -32,14 +32,14 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 	satSeconds := t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()
 	for _, i := range pools {
 		e := &t.el[i]
-		t.vol(e).capacity = t.total.Scale(e.flowRatio).Round().Scale(satSeconds)
+		t.vol(e).capacity = t.total.Scale(t.data(e).flowRatio).Round().Scale(satSeconds)
 		for r := range NumResources {
 			old := t.vol(e).volume[r]
-			v := old + t.total[r]*dt*e.flowRatio - t.total[r]*dt*e.lastShareRatio
+			v := old + t.total[r]*dt*t.data(e).flowRatio - t.total[r]*dt*t.data(e).lastShareRatio
 			v = max(v, 0)
 			upper := max(old, t.vol(e).capacity[r])
 			t.vol(e).overflow[r] = max(v-upper, 0)
-			if e.canAcceptFreeVolume {
+			if t.data(e).canAcceptFreeVolume {
 				t.vol(e).acceptable[r] = max(t.vol(e).capacity[r]-v, 0)
 			}
 			t.vol(e).volume[r] = min(v, upper)
@@ -57,7 +57,7 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 
 func (t *tree) anyDistributes() bool {
 	for _, i := range t.pools[1:] {
-		if e := &t.el[i]; e.integral == GuaranteeNone && e.distributeFreeVolume {
+		if e := &t.el[i]; t.data(e).integral == GuaranteeNone && t.data(e).distributeFreeVolume {
 			return true
 		}
 	}
@@ -69,7 +69,7 @@ func (t *tree) anyDistributes() bool {
 // overflow) and what they can still accept.
 func (t *tree) collectFreeVolume(i int) {
 	e := &t.el[i]
-	if e.kind == KindPool && e.integral != GuaranteeNone {
+	if e.kind == KindPool && t.data(e).integral != GuaranteeNone {
 		return
 	}
 	var overflow, acceptable Resources
@@ -86,7 +86,7 @@ func (t *tree) collectFreeVolume(i int) {
 			t.vol(e).overflow[r], t.vol(e).acceptable[r] = diff, 0
 		} else {
 			t.vol(e).overflow[r] = 0
-			if e.kind == KindRoot || e.canAcceptFreeVolume {
+			if e.kind == KindRoot || t.data(e).canAcceptFreeVolume {
 				t.vol(e).acceptable[r] = -diff
 			} else {
 				t.vol(e).acceptable[r] = 0
@@ -101,14 +101,14 @@ func (t *tree) collectFreeVolume(i int) {
 // weighted by their total flow ratios. The root never distributes.
 func (t *tree) distributeFreeVolume(i int, accepted Resources) {
 	e := &t.el[i]
-	if e.kind == KindPool && e.integral != GuaranteeNone {
+	if e.kind == KindPool && t.data(e).integral != GuaranteeNone {
 		t.vol(e).acceptedFreeVolume = accepted
 		t.vol(e).volume = t.vol(e).volume.Add(accepted)
 		return
 	}
 	pools := t.poolChildren(e)
 	given := make([]Resources, len(pools))
-	if e.kind == KindPool && e.distributeFreeVolume {
+	if e.kind == KindPool && t.data(e).distributeFreeVolume {
 		free := accepted.Add(t.vol(e).childrenOverflow)
 		for r := range NumResources {
 			if free[r] > 0 {
@@ -131,9 +131,9 @@ func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
 	sumW := 0.0
 	for k, c := range pools {
 		ce := &t.el[c]
-		if t.vol(ce).acceptable[r] > epsilon && ce.totalFlowRatio > epsilon {
-			hs = append(hs, hungry{k, t.vol(ce).acceptable[r], ce.totalFlowRatio})
-			sumW += ce.totalFlowRatio
+		if t.vol(ce).acceptable[r] > epsilon && t.data(ce).totalFlowRatio > epsilon {
+			hs = append(hs, hungry{k, t.vol(ce).acceptable[r], t.data(ce).totalFlowRatio})
+			sumW += t.data(ce).totalFlowRatio
 		}
 	}
 	slices.SortStableFunc(hs, func(a, b hungry) int {
@@ -176,7 +176,7 @@ func (t *tree) hierarchicalAvailable(i int) Share {
 	}
 	for ; i > 0; i = int(t.el[i].parent) {
 		a := &t.el[i]
-		out = out.Min(a.limitsShare.Sub(a.sgs.Add(a.pis)))
+		out = out.Min(a.limitsShare.Sub(t.data(a).sgs.Add(t.data(a).pis)))
 	}
 	return out.ClampZero()
 }
@@ -198,9 +198,10 @@ func shaveToLimit(v, sgs, limits Share) Share {
 func (t *tree) addIntegralShare(i int, grant Share) {
 	for ; i >= 0; i = int(t.el[i].parent) {
 		e := &t.el[i]
-		e.pis = e.pis.Add(grant)
+		pd := t.data(e)
+		pd.pis = pd.pis.Add(grant)
 		if i > 0 {
-			e.pis = shaveToLimit(e.pis.Min(e.limitsShare.Sub(e.sgs).ClampZero()), e.sgs, e.limitsShare)
+			pd.pis = shaveToLimit(pd.pis.Min(e.limitsShare.Sub(pd.sgs).ClampZero()), pd.sgs, e.limitsShare)
 		}
 	}
 }
@@ -212,20 +213,20 @@ func (t *tree) addIntegralShare(i int, grant Share) {
 func (t *tree) grantBurst(burst []int) {
 	for _, i := range burst {
 		e := &t.el[i]
-		x := min(e.burstRatio, t.ratioByVolume(e))
+		x := min(t.data(e).burstRatio, t.ratioByVolume(e))
 		var proposed Share
 		for r := range proposed {
 			proposed[r] = x
 		}
 		proposed = proposed.Min(t.hierarchicalAvailable(i)).ClampZero()
-		proposed = shaveToLimit(proposed, e.sgs, e.limitsShare)
-		e.pis = proposed
+		proposed = shaveToLimit(proposed, t.data(e).sgs, e.limitsShare)
+		t.data(e).pis = proposed
 		t.prepare(i)
-		integral := t.sAt(i, 0).Sub(e.sgs).ClampZero()
+		integral := t.sAt(i, 0).Sub(t.data(e).sgs).ClampZero()
 		t.reset(i)
-		e.pis = Share{}
+		t.data(e).pis = Share{}
 		t.addIntegralShare(i, integral)
-		e.lastShareRatio = integral.MaxComponent()
+		t.data(e).lastShareRatio = integral.MaxComponent()
 	}
 }
 
@@ -237,7 +238,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	var used Share
 	for _, c := range t.poolChildren(root) { // operations hold no guarantee
 		ce := &t.el[c]
-		used = used.Add(ce.sgs.Add(ce.pis).Min(ce.demandShare))
+		used = used.Add(t.data(ce).sgs.Add(t.data(ce).pis).Min(ce.demandShare))
 	}
 	var available Share
 	for r := range available {
@@ -266,9 +267,9 @@ func (t *tree) grantRelaxed(relaxed []int) {
 			mult = *m
 		}
 		saved := e.limitsShare
-		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(min(ratio, mult*e.flowRatio)))
+		e.limitsShare = e.limitsShare.Min(t.data(e).sgs.AddScalar(min(ratio, mult*t.data(e).flowRatio)))
 		t.prepare(i)
-		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: e.sgs.Add(e.pis)})
+		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: t.data(e).sgs.Add(t.data(e).pis)})
 		minRatioV = min(minRatioV, ratio)
 	}
 	if len(cands) == 0 {
@@ -304,6 +305,6 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		t.reset(c.i)
 		limited := integral.Min(t.hierarchicalAvailable(c.i))
 		t.addIntegralShare(c.i, limited)
-		e.lastShareRatio = limited.MaxComponent()
+		t.data(e).lastShareRatio = limited.MaxComponent()
 	}
 }

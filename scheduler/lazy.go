@@ -51,7 +51,7 @@ type poolFn struct {
 func (t *tree) initPool(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
-	lz.g, lz.lim = e.sgs.Add(e.pis), e.limitsShare
+	lz.g, lz.lim = t.data(e).sgs.Add(t.data(e).pis), e.limitsShare
 	lz.target, lz.mFinal, lz.sFinal, lz.fSeen = 0, 0, 0, 0
 	lz.m, lz.s = lz.m[:0], lz.s[:0]
 	t.fnS[i], t.fnM[i] = nil, nil

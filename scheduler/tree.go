@@ -69,10 +69,7 @@ type element struct {
 
 	// Shares of the cluster total.
 	demandShare, usageShare, limitsShare Share
-	// sgs is the strong guarantee share; pis the proposed integral share
-	// (burst and relaxed grants). Both are zero for operations.
-	sgs, pis  Share
-	fairShare Share
+	fairShare                            Share
 	// limitedDemand is S(1), kept when S is built (for the report).
 	limitedDemand Share
 
@@ -83,11 +80,9 @@ type element struct {
 	depth     int32
 	fifoIndex int32
 	dominant  ResourceType
-	integral  GuaranteeType
 	// Copied from an operation so that the report reads it from here.
-	pendingJobs                               int
-	unschedulable, hasJobs                    bool
-	canAcceptFreeVolume, distributeFreeVolume bool
+	pendingJobs            int
+	unschedulable, hasJobs bool
 	// An operation's own starvation settings, when it sets them.
 	hasOpTolerance, hasOpTimeout bool
 	opTolerance                  float64
@@ -99,14 +94,24 @@ type element struct {
 
 	// Absolute resources.
 	demand, usage, limits Resources
+}
+
+// poolData is the part of the root's and the pools' elements that
+// operations do not have (tree.pd, by index in tree.pools).
+type poolData struct {
+	// sgs is the strong guarantee share; pis the proposed integral share
+	// (burst and relaxed grants).
+	sgs, pis Share
 	// effectiveSG is the effective (inferred) strong guarantee.
 	effectiveSG Resources
 
 	// Integral ratios (scalars).
-	burstRatio, flowRatio           float64 // after overcommit scaling (burst) / as specified (flow)
-	specifiedBurstRatio             float64
-	totalBurstRatio, totalFlowRatio float64
-	lastShareRatio                  float64
+	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
+	specifiedBurstRatio                       float64
+	totalBurstRatio, totalFlowRatio           float64
+	lastShareRatio                            float64
+	integral                                  GuaranteeType
+	canAcceptFreeVolume, distributeFreeVolume bool
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
@@ -131,7 +136,8 @@ type tree struct {
 	fnS       []vfunc
 	fnM       []sfunc
 	prevSince []time.Time
-	// lz holds the pools' functions, by index in pools.
+	// pd and lz hold the pools' data and functions, by index in pools.
+	pd []poolData
 	lz []poolFn
 	// pools lists the root and the pools, in pre-order.
 	pools []int
@@ -170,6 +176,9 @@ func (t *tree) pool(e *element) *PoolConfig { return &t.snap.Pools[e.src] }
 
 // op returns an operation's snapshot entry.
 func (t *tree) op(e *element) *Operation { return &t.snap.Operations[e.src] }
+
+// data returns the pool data of the root or a pool.
+func (t *tree) data(e *element) *poolData { return &t.pd[e.ord] }
 
 // vol returns the volume bookkeeping of the root or a pool.
 func (t *tree) vol(e *element) *volumeState { return &t.vols[e.src] }
@@ -380,6 +389,8 @@ func (t *tree) build(snap *Snapshot) error {
 		t.names[idx] = string(snap.Operations[oi].ID)
 	}
 	t.lz = grow(t.lz, len(t.pools))
+	t.pd = grow(t.pd, len(t.pools))
+	clear(t.pd)
 	// Pools' attributes sum their children's, so pools go bottom-up.
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		t.poolAttributes(&t.el[t.pools[k]])

@@ -49,7 +49,7 @@ func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 		e := &t.el[i]
 		ps := prev.Pools[PoolID(t.names[i])]
 		t.vol(e).volume = ps.AccumulatedVolume
-		e.lastShareRatio = ps.LastIntegralShareRatio
+		t.data(e).lastShareRatio = ps.LastIntegralShareRatio
 	}
 	if !prev.LastUpdate.IsZero() {
 		dt := snap.Now.Sub(prev.LastUpdate).Seconds()
@@ -107,13 +107,22 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 	for _, c := range t.children(root) {
 		ce := &t.el[c]
 		rootTotal = rootTotal.Add(ce.fairShare)
-		rootSG = rootSG.Add(ce.fairShare.Min(ce.sgs).ClampZero())
+		var sgs Share // operations have no guarantee
+		if ce.kind != KindOperation {
+			sgs = t.data(ce).sgs
+		}
+		rootSG = rootSG.Add(ce.fairShare.Min(sgs).ClampZero())
 	}
 	root.fairShare = rootTotal
-	rootIG := rootTotal.Sub(rootSG).Min(root.pis).ClampZero()
+	rootIG := rootTotal.Sub(rootSG).Min(t.data(root).pis).ClampZero()
 	below := t.scratchInts[:0] // operations below their fair share
+	var none poolData          // an operation's
 	for i := range t.el {
 		e := &t.el[i]
+		pd := &none
+		if e.kind != KindOperation {
+			pd = t.data(e)
+		}
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
 		jobs, integral := r.Jobs, r.Integral
@@ -129,7 +138,7 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 				Total:              rootTotal,
 			}
 		} else {
-			splitShareInto(&r.FairShare, &e.fairShare, &e.sgs, &e.pis)
+			splitShareInto(&r.FairShare, &e.fairShare, &pd.sgs, &pd.pis)
 			st = t.computeStatus(i, snap.Now)
 		}
 		// Field by field into the zeroed record (no temporary copy).
@@ -139,8 +148,8 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.DemandShare = e.demandShare
 		r.UsageShare = e.usageShare
 		r.LimitsShare = e.limitsShare
-		r.StrongGuaranteeShare = e.sgs
-		r.ProposedIntegralShare = e.pis
+		r.StrongGuaranteeShare = pd.sgs
+		r.ProposedIntegralShare = pd.pis
 		r.DominantResource = e.dominant
 		r.Weight = e.weight
 		r.ResourceDemand = e.demand
@@ -160,16 +169,16 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			r.Parent = t.names[e.parent]
 		}
 		if e.kind != KindOperation {
-			r.EffectiveStrongGuaranteeResources = e.effectiveSG
-			r.TotalBurstRatio = e.totalBurstRatio
-			r.TotalResourceFlowRatio = e.totalFlowRatio
+			r.EffectiveStrongGuaranteeResources = pd.effectiveSG
+			r.TotalBurstRatio = pd.totalBurstRatio
+			r.TotalResourceFlowRatio = pd.totalFlowRatio
 		}
 		switch e.kind {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
-			if e.integral != GuaranteeNone {
+			if pd.integral != GuaranteeNone {
 				ps.AccumulatedVolume = t.vol(e).volume
-				ps.LastIntegralShareRatio = e.lastShareRatio
+				ps.LastIntegralShareRatio = pd.lastShareRatio
 				r.Integral = t.integralAttributes(e, integral)
 			}
 			if ps != (PoolState{}) {
@@ -240,15 +249,15 @@ func (t *tree) integralAttributes(e *element, a *IntegralAttributes) *IntegralAt
 	}
 	est := a.EstimatedBurstUsageDurationSeconds
 	*a = IntegralAttributes{
-		GuaranteeType:                  e.integral,
+		GuaranteeType:                  t.data(e).integral,
 		AccumulatedResourceVolume:      t.vol(e).volume,
 		AccumulatedResourceRatioVolume: minRatio(t.vol(e).volume, t.total),
-		IntegralPoolCapacity:           t.total.Scale(e.flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
+		IntegralPoolCapacity:           t.total.Scale(t.data(e).flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
 		SpecifiedBurstRatio:            maxRatio(ig.BurstGuaranteeResources.OrZero(), t.total),
-		SpecifiedResourceFlowRatio:     e.flowRatio,
-		LastShareRatio:                 e.lastShareRatio,
+		SpecifiedResourceFlowRatio:     t.data(e).flowRatio,
+		LastShareRatio:                 t.data(e).lastShareRatio,
 	}
-	if e.integral == GuaranteeRelaxed {
+	if t.data(e).integral == GuaranteeRelaxed {
 		a.SpecifiedBurstRatio = 0
 	}
 	if d := a.SpecifiedBurstRatio - a.SpecifiedResourceFlowRatio; d > largeEpsilon {
