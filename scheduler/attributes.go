@@ -8,8 +8,6 @@ import "math"
 // operation (which lies elsewhere in memory) except for its jobs.
 func (t *tree) initOperation(e *element, o *Operation) {
 	total := &t.total
-	e.name = string(o.ID)
-	e.op = o
 	e.usage = o.Usage
 	// demand = max(demand, usage); limits = min(limits or +Inf, total); and
 	// their shares, resource by resource.
@@ -27,10 +25,11 @@ func (t *tree) initOperation(e *element, o *Operation) {
 			e.demandShare[r], e.usageShare[r], e.limitsShare[r] = d/tr, u/tr, l/tr
 		}
 	}
-	if best, ok := t.bestAllocationShare(o.JobResources); ok {
+	if best, ok := t.bestAllocationShare(&o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
-	if e.usage.IsZero() {
+	e.idle = e.usage.IsZero()
+	if e.idle {
 		e.dominant = DominantResource(e.demand, *total)
 	} else {
 		e.dominant = DominantResource(e.usage, *total)
@@ -43,8 +42,12 @@ func (t *tree) initOperation(e *element, o *Operation) {
 	e.unschedulable = o.Unschedulable
 	e.hasJobs = len(o.Jobs) > 0
 	e.pendingJobs = o.PendingJobCount
-	e.opTolerance = o.FairShareStarvationTolerance
-	e.opTimeout = o.FairShareStarvationTimeout
+	if v := o.FairShareStarvationTolerance; v != nil {
+		e.hasOpTolerance, e.opTolerance = true, *v
+	}
+	if v := o.FairShareStarvationTimeout; v != nil {
+		e.hasOpTimeout, e.opTimeout = true, *v
+	}
 }
 
 // setShares fills the demand and usage shares and the dominant resource.
@@ -63,10 +66,12 @@ func (e *element) setShares(total Resources) {
 // filled: the tree calls it when it leaves the pool's subtree.
 func (t *tree) poolAttributes(e *element) {
 	total := t.total
-	for _, c := range e.children {
-		ce := t.elements[c]
-		e.demand = e.demand.Add(ce.demand)
-		e.usage = e.usage.Add(ce.usage)
+	for _, c := range t.children(e) {
+		ce := &t.el[c]
+		for r := range e.demand {
+			e.demand[r] += ce.demand[r]
+			e.usage[r] += ce.usage[r]
+		}
 	}
 	if e.kind == KindRoot {
 		e.limits = total
@@ -74,19 +79,21 @@ func (t *tree) poolAttributes(e *element) {
 		e.setShares(total)
 		return
 	}
-	e.limits = e.pool.ResourceLimits.OrInfinite().Min(total)
+	pool := t.pool(e)
+	e.limits = pool.ResourceLimits.OrInfinite().Min(total)
 	e.limitsShare = e.limits.ShareOf(total)
-	ig := e.pool.IntegralGuarantees
-	e.integral = ig.GuaranteeType
+	ig := pool.IntegralGuarantees
+	pd := t.data(e)
+	pd.integral = ig.GuaranteeType
 	if ig.GuaranteeType != GuaranteeNone {
-		e.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-		e.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-		e.specifiedBurstRatio = e.burstRatio
+		pd.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
+		pd.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
+		pd.specifiedBurstRatio = pd.burstRatio
 	}
-	e.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-	e.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+	pd.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+	pd.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
 	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-		e.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
+		pd.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
 	}
 	e.setShares(total)
 }
@@ -95,12 +102,12 @@ func (t *tree) poolAttributes(e *element) {
 // subtree, bottom-up.
 func (t *tree) sumIntegralRatios() {
 	for k := len(t.pools) - 1; k >= 1; k-- {
-		e := t.elements[t.pools[k]]
-		e.totalFlowRatio += e.flowRatio
-		e.totalBurstRatio += e.burstRatio
-		p := t.elements[e.parent]
-		p.totalFlowRatio += e.totalFlowRatio
-		p.totalBurstRatio += e.totalBurstRatio
+		e := &t.el[t.pools[k]]
+		pd, pp := t.data(e), t.data(&t.el[e.parent])
+		pd.totalFlowRatio += pd.flowRatio
+		pd.totalBurstRatio += pd.burstRatio
+		pp.totalFlowRatio += pd.totalFlowRatio
+		pp.totalBurstRatio += pd.totalBurstRatio
 	}
 }
 
@@ -161,24 +168,41 @@ func (t *tree) prepareNodeShapes(nodes []Node) {
 // share of the cluster's memory. Only memory is limited (every other resource
 // keeps share 1). ok is false when the nodes or the job shape are unknown or
 // the job needs no memory.
-func (t *tree) bestAllocationShare(job Resources) (Share, bool) {
-	total := t.total
+func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
+	total := &t.total
 	if len(t.nodeShapes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
 		return Share{}, false
 	}
+	// The resources the job needs, and their inverses: floor(n/j) is
+	// floor(n·(1/j)) unless n·(1/j) is within rounding of a whole number
+	// (then the division decides), so most nodes need no division.
+	var rs [NumResources]int
+	var inv [NumResources]float64
+	k := 0
+	for r := range job {
+		if job[r] > 0 {
+			rs[k], inv[k] = r, 1/job[r]
+			k++
+		}
+	}
 	usable := 0.0
-	for _, n := range t.nodeShapes {
+	for i := range t.nodeShapes {
+		n := &t.nodeShapes[i]
 		fit := math.Inf(1)
-		for r := range job {
-			if job[r] > 0 {
-				fit = min(fit, math.Floor(n.resources[r]/job[r]))
+		for q := range k {
+			r := rs[q]
+			v := n.resources[r] * inv[q]
+			f := math.Floor(v)
+			if tol := 1e-9 * max(1, v); !(v-f >= tol && f+1-v >= tol) { // (NaN, Inf: divide)
+				f = math.Floor(n.resources[r] / job[r])
 			}
+			fit = min(fit, f)
 		}
 		if fit > 0 && !math.IsInf(fit, 1) {
 			usable += n.count * fit * job[Memory]
 		}
 	}
-	s := Ones(total)
+	s := t.ones
 	s[Memory] = min(1, usable/total[Memory])
 	return s, true
 }

@@ -73,6 +73,40 @@ func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 	}
 }
 
+// BenchmarkUpdateInto is BenchmarkUpdate through (*Engine).UpdateInto: the
+// same complete update of the same trees, by the caller's own Engine, into
+// one Result that every iteration overwrites (its records, job
+// classifications and state maps are reused). BenchmarkUpdate is the plain
+// path: the package-level Update, a new Result each time.
+func BenchmarkUpdateInto(b *testing.B) {
+	for _, size := range []struct{ pools, ops int }{
+		{100, 1000},
+		{1000, 10000},
+		{10000, 100000},
+	} {
+		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
+			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+			prev.LastUpdate = snap.Now.Add(-time.Second)
+			var en Engine
+			var res Result
+			if err := en.UpdateInto(&res, snap, prev); err != nil {
+				b.Fatalf("UpdateInto: %v", err)
+			}
+			elements := len(res.Elements)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := en.UpdateInto(&res, snap, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(elements), "elements")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
+		})
+	}
+}
+
 // BenchmarkUpdatePhases times the steps of one update of the largest tree
 // (as custom metrics, milliseconds per update), to show where the time goes.
 func BenchmarkUpdatePhases(b *testing.B) {
@@ -105,10 +139,10 @@ func BenchmarkUpdatePhases(b *testing.B) {
 		burst, relaxed := t.integralLists()
 		integral := append(append([]int(nil), burst...), relaxed...)
 		for _, i := range integral {
-			e := t.elements[i]
-			ps := prev.Pools[PoolID(e.name)]
-			e.vol.volume = ps.AccumulatedVolume
-			e.lastShareRatio = ps.LastIntegralShareRatio
+			e := &t.el[i]
+			ps := prev.Pools[PoolID(t.names[i])]
+			t.vol(e).volume = ps.AccumulatedVolume
+			t.data(e).lastShareRatio = ps.LastIntegralShareRatio
 		}
 		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
 		alerts := t.adjustGuarantees(burst)
@@ -122,8 +156,9 @@ func BenchmarkUpdatePhases(b *testing.B) {
 		t.prepare(0)
 		lap()
 		t.distribute(0, 1)
+		t.limitedDemands()
 		lap()
-		t.report(snap, prev, alerts)
+		t.report(new(Result), false, snap, prev, alerts)
 		lap()
 	}
 	b.StopTimer()

@@ -22,7 +22,12 @@
 //	infer strong guarantees → integral volumes (refill, consume, overflow) →
 //	adjust guarantees (overcommit, limits, fitting) → weights → burst
 //	grants → relaxed grants → fit-factor functions → top-down distribution →
-//	report (root normalisation, detailed split, starvation, job classes).
+//	limited demands → report (root normalisation, detailed split,
+//	starvation, job classes).
+//
+// Pools' fit-factor functions are built on demand, only as far as the steps
+// after them read them (see lazy.go); the points built are those building
+// the whole functions would give.
 //
 // An [Engine] runs the same update and keeps its working memory between
 // calls; [Update] borrows one from a pool. Either way the Result shares no

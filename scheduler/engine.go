@@ -1,6 +1,10 @@
 package scheduler
 
-import "sync"
+import (
+	"fmt"
+	"reflect"
+	"sync"
+)
 
 // Engine runs fair-share updates exactly like Update and keeps its working
 // memory — the element tree, the scratch buffers and the arena of
@@ -18,20 +22,46 @@ func (en *Engine) Update(snap *Snapshot, prev *State) (*Result, error) {
 	return en.t.update(snap, prev)
 }
 
+// UpdateInto runs one fair-share update like Update and writes its result
+// into res, reusing res's memory: the element records (with their job
+// classifications and integral attributes) and the state's maps. A caller
+// that updates a tree again and again can keep two Results and update into
+// them in turn, the state of one being the previous state of the next:
+//
+//	err := en.UpdateInto(&b, snap, &a.State) // then &a from &b.State, ...
+//
+// The contract:
+//   - Every field of res is overwritten. Whatever res held before (records,
+//     Jobs slices, Integral records, the State's maps) is reused and must
+//     no longer be read by the caller: only res as UpdateInto leaves it is
+//     valid, until the next UpdateInto into it.
+//   - prev may not share its maps with res.State (for example prev ==
+//     &res.State): UpdateInto reports ErrInvalidConfig without updating.
+//   - On an error res is left as it was.
+//
+// The Result shares no memory with the Engine, as with Update.
+func (en *Engine) UpdateInto(res *Result, snap *Snapshot, prev *State) error {
+	if prev != nil && (sameMap(prev.Pools, res.State.Pools) || sameMap(prev.Operations, res.State.Operations)) {
+		return fmt.Errorf("%w: the previous state shares its maps with the result to update into", ErrInvalidConfig)
+	}
+	return en.t.run(res, true, snap, prev)
+}
+
+// sameMap reports whether a and b are the same non-nil map.
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
 // release drops the engine's references into the last snapshot (pool and
 // operation configurations, names, the tree configuration, the index maps'
 // keys), so that an idle pooled engine does not keep a caller's snapshot
 // alive.
 func (en *Engine) release() {
 	t := &en.t
-	for i := range t.elements {
-		e := t.elements[i]
-		e.pool, e.op, e.name = nil, nil, ""
-		e.opTolerance, e.opTimeout = nil, nil
-	}
+	clear(t.names)
 	clear(t.poolIdx)
-	clear(t.seenOps)
-	t.cfg = nil
+	t.opIdx.reset(0)
+	t.snap, t.cfg = nil, nil
 }
 
 // enginePool lends engines to the package-level Update.

@@ -11,18 +11,18 @@ import (
 func (t *tree) computeWeights() {
 	m := t.cfg.InferWeightFromGuaranteesShareMultiplier
 	for _, i := range t.pools {
-		e := t.elements[i]
+		e := &t.el[i]
 		if i == 0 {
 			e.weight = 1
 			continue
 		}
-		switch {
-		case e.pool.Weight != nil:
-			e.weight = *e.pool.Weight
+		switch pool := t.pool(e); {
+		case pool.Weight != nil:
+			e.weight = *pool.Weight
 		case m != nil:
-			p := t.elements[e.parent]
-			own := e.sgs.MaxComponent() + e.totalFlowRatio
-			parent := p.sgs.MaxComponent() + p.totalFlowRatio
+			p := &t.el[e.parent]
+			own := t.data(e).sgs.MaxComponent() + t.data(e).totalFlowRatio
+			parent := t.data(p).sgs.MaxComponent() + t.data(p).totalFlowRatio
 			if own < epsilon || parent < epsilon {
 				e.weight = 1
 			} else {
@@ -40,15 +40,15 @@ func (t *tree) computeWeights() {
 // this runs once, after computeWeights.
 func (t *tree) computeScales() {
 	for _, i := range t.pools {
-		e := t.elements[i]
+		kids := t.children(&t.el[i])
 		wmin := math.Inf(1)
-		for _, c := range e.children {
-			if w := t.elements[c].weight; w > epsilon {
+		for _, c := range kids {
+			if w := t.el[c].weight; w > epsilon {
 				wmin = min(wmin, w)
 			}
 		}
-		for _, c := range e.children {
-			ce := t.elements[c]
+		for _, c := range kids {
+			ce := &t.el[c]
 			ce.scale = 0
 			if ce.weight > epsilon {
 				ce.scale = ce.weight / wmin
@@ -57,55 +57,57 @@ func (t *tree) computeScales() {
 	}
 }
 
-func (t *tree) isFIFO(e *element) bool {
-	return e.kind == KindPool && e.pool.Mode == ModeFIFO
-}
-
 // prepare builds the fit-factor functions of element i and of every
-// descendant that has none yet (functions already built are reused).
+// descendant that has none yet (functions already built are reused): an
+// operation's at once, a pool's on demand (see lazy.go).
 func (t *tree) prepare(i int) {
-	e := t.elements[i]
+	e := &t.el[i]
 	if e.prepared {
 		return
 	}
-	for _, c := range e.children {
+	kids := t.children(e)
+	for _, c := range kids {
 		t.prepare(c)
 	}
-	w := &t.ws
-	switch {
-	case e.kind == KindOperation:
-		if e.usage.IsZero() && !e.gang {
-			if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
-				e.fLo, e.fnS, e.prepared = 0, s, true
-				e.limitedDemand = limitedDemand(s)
-				return
-			}
-		}
-		w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
-	case t.isFIFO(e):
-		w.fifo = w.fifo[:0]
-		for _, c := range e.children {
-			w.fifo = append(w.fifo, t.elements[c].fnS)
-		}
-		w.f = concatFIFO(w.f, w.fifo)
-	case len(e.children) == 0:
-		w.f = append(w.f[:0], vpoint{x: 0}, vpoint{x: 1})
-	default:
-		w.terms = w.terms[:0]
-		for _, c := range e.children {
-			ce := t.elements[c]
-			w.terms = append(w.terms, scaledChild{fn: ce.fnS, scale: ce.scale})
-		}
-		w.f = sumScaled(w, w.f, w.terms)
-	}
-	e.fLo = w.f.lo()
-	m, s := suggestionFunctions(w, w.f, e.sgs.Add(e.pis), e.limitsShare)
-	e.fnS = s
-	e.limitedDemand = limitedDemand(s)
-	if e.kind != KindOperation {
-		e.fnM = w.keepS(m)
+	e.varies = 0
+	for _, c := range kids {
+		e.varies |= t.el[c].varies
 	}
 	e.prepared = true
+	if e.kind != KindOperation {
+		t.initPool(i)
+		return
+	}
+	for r, d := range e.demandShare {
+		if d != 0 {
+			e.varies |= 1 << r
+		}
+	}
+	e.sDone = false
+	t.fnS[i] = nil
+}
+
+// buildOperation builds operation i's functions (prepare leaves them to the
+// first step that reads them, see pull).
+func (t *tree) buildOperation(i int) {
+	e := &t.el[i]
+	e.sDone = true
+	w := &t.ws
+	if e.idle && !e.gang {
+		if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
+			e.fLo = 0
+			t.fnS[i] = s
+			e.sEnd = int32(activeEnd(s))
+			e.limitedDemand = limitedDemand(s)
+			return
+		}
+	}
+	w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
+	e.fLo = w.f.lo()
+	_, s := suggestionFunctions(w, w.f, Share{}, e.limitsShare) // no guarantees
+	t.fnS[i] = s
+	e.sEnd = int32(activeEnd(s))
+	e.limitedDemand = limitedDemand(s)
 }
 
 // limitedDemand is S(1): the element's demand within its limits.
@@ -122,17 +124,18 @@ func limitedDemand(s vfunc) Share {
 // while serving an outer integral pool would then keep a stale sum, and the
 // final pass would never rebuild the reset element below it.)
 func (t *tree) reset(i int) {
-	for ; i >= 0; i = t.elements[i].parent {
-		e := t.elements[i]
-		e.fnM, e.fnS, e.prepared = nil, nil, false
+	for ; i >= 0; i = int(t.el[i].parent) {
+		t.fnM[i], t.fnS[i] = nil, nil
+		t.el[i].prepared, t.el[i].sDone = false, false
 	}
 }
 
 // childSuggestions maps a pool's fit factor to its children's suggestions.
 func (t *tree) childSuggestions(e *element, f float64, out []float64) {
-	if t.isFIFO(e) {
+	kids := t.children(e)
+	if e.fifo {
 		whole := math.Floor(f)
-		for k := range e.children {
+		for k := range kids {
 			switch {
 			case float64(k) < whole:
 				out[k] = 1
@@ -144,8 +147,8 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 		}
 		return
 	}
-	for k, c := range e.children {
-		out[k] = min(1, f*t.elements[c].scale)
+	for k, c := range kids {
+		out[k] = min(1, f*t.el[c].scale)
 	}
 }
 
@@ -154,29 +157,30 @@ func (t *tree) childSuggestions(e *element, f float64, out []float64) {
 // rounding makes the children's shares exceed the element's, the largest fit
 // factor at which they fit is used instead.
 func (t *tree) distribute(i int, s float64) {
-	e := t.elements[i]
-	e.fairShare = e.fnS.at(s)
-	t.distributeChildren(e, s)
+	t.sAtTo(&t.el[i].fairShare, i, s)
+	t.distributeChildren(i, s)
 }
 
 // distributeChildren is distribute for an element whose fair share is set.
 // The children's shares computed to check the bound are their fair shares.
-func (t *tree) distributeChildren(e *element, s float64) {
-	if e.kind == KindOperation || len(e.children) == 0 {
+func (t *tree) distributeChildren(i int, s float64) {
+	e := &t.el[i]
+	kids := t.children(e)
+	if e.kind == KindOperation || len(kids) == 0 {
 		return
 	}
-	f := e.fnM.at(s)
+	f := t.mAt(i, s)
 	w := &t.ws
-	base, n := len(w.sugg), len(e.children)
+	base, n := len(w.sugg), len(kids)
 	w.sugg = slices.Grow(w.sugg, n)[:base+n]
 	sugg := w.sugg[base : base+n]
 	sumAt := func(f float64) Share {
 		t.childSuggestions(e, f, sugg)
 		var sum Share
-		for k, c := range e.children {
-			ce := t.elements[c]
-			ce.fairShare = ce.fnS.at(sugg[k])
-			sum = sum.Add(ce.fairShare)
+		for k, c := range kids {
+			ce := &t.el[c]
+			t.sAtTo(&ce.fairShare, c, sugg[k])
+			addTo(&sum, &ce.fairShare)
 		}
 		return sum
 	}
@@ -193,8 +197,8 @@ func (t *tree) distributeChildren(e *element, s float64) {
 		}
 		sumAt(lo)
 	}
-	for k, c := range e.children {
-		t.distributeChildren(t.elements[c], sugg[k])
+	for k, c := range kids {
+		t.distributeChildren(c, sugg[k])
 	}
 	w.sugg = w.sugg[:base]
 }

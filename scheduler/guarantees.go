@@ -13,22 +13,22 @@ import (
 // leave, and stored as resources (integers truncate, cpu rounds to 0.01).
 func (t *tree) inferStrongGuarantees() {
 	main := t.cfg.MainResource
-	root := t.elements[0]
-	root.effectiveSG = t.total
+	root := &t.el[0]
+	t.data(root).effectiveSG = t.total
 	var pools []*element
 	var implicit []float64
 	for _, i := range t.pools {
-		e := t.elements[i]
+		e := &t.el[i]
 		pools = pools[:0]
-		for _, c := range e.poolChildren() {
-			pools = append(pools, t.elements[c])
+		for _, c := range t.poolChildren(e) {
+			pools = append(pools, &t.el[c])
 		}
 		if len(pools) == 0 {
 			continue
 		}
-		parentSG := e.effectiveSG
+		parentSG := t.data(e).effectiveSG
 		for _, c := range pools {
-			c.effectiveSG = c.pool.StrongGuaranteeResources.OrZero()
+			t.data(c).effectiveSG = t.pool(c).StrongGuaranteeResources.OrZero()
 		}
 		for r := range NumResources {
 			rt := ResourceType(r)
@@ -39,7 +39,7 @@ func (t *tree) inferStrongGuarantees() {
 			implicit = grow(implicit, len(pools))
 			clear(implicit)
 			for k, c := range pools {
-				sg := c.pool.StrongGuaranteeResources
+				sg := t.pool(c).StrongGuaranteeResources
 				if sg.Set.Has(rt) {
 					explicitSum += sg.Values[r]
 					continue
@@ -61,16 +61,16 @@ func (t *tree) inferStrongGuarantees() {
 				}
 			}
 			for k, c := range pools {
-				if c.pool.StrongGuaranteeResources.Set.Has(rt) {
+				if t.pool(c).StrongGuaranteeResources.Set.Has(rt) {
 					continue
 				}
-				c.effectiveSG[r] = storeResource(rt, implicit[k]*scale)
+				t.data(c).effectiveSG[r] = storeResource(rt, implicit[k]*scale)
 			}
 		}
 	}
 	for _, i := range t.pools[1:] {
-		e := t.elements[i]
-		e.sgs = e.effectiveSG.ShareOf(t.total)
+		e := &t.el[i]
+		t.data(e).sgs = t.data(e).effectiveSG.ShareOf(t.total)
 	}
 }
 
@@ -92,25 +92,25 @@ func storeResource(r ResourceType, v float64) float64 {
 // resources.
 func (t *tree) adjustGuarantees(burst []int) []Alert {
 	var alerts []Alert
-	root := t.elements[0]
+	root := &t.el[0]
 	var rootSGS Share
 	var strongSum Resources
-	for _, c := range root.poolChildren() {
-		ce := t.elements[c]
-		rootSGS = rootSGS.Add(ce.sgs)
-		strongSum = strongSum.Add(ce.effectiveSG)
+	for _, c := range t.poolChildren(root) {
+		ce := &t.el[c]
+		rootSGS = rootSGS.Add(t.data(ce).sgs)
+		strongSum = strongSum.Add(t.data(ce).effectiveSG)
 	}
-	flow := t.total.Scale(root.totalFlowRatio).Round()
+	flow := t.total.Scale(t.data(root).totalFlowRatio).Round()
 	if r, over := exceeds(strongSum.Add(flow), t.total); over {
 		alerts = append(alerts, Alert{Code: AlertGuaranteesOvercommit, Message: fmt.Sprintf(
 			"strong guarantees (%s) plus integral resource flows (%s) of the root's pools exceed the cluster in %s (%g > %g)",
 			strongSum, flow, r, strongSum[r]+flow[r], t.total[r])})
 	}
-	burstAbs := t.total.Scale(root.totalBurstRatio).Round()
+	burstAbs := t.total.Scale(t.data(root).totalBurstRatio).Round()
 	if r, over := exceeds(strongSum.Add(burstAbs), t.total); over {
 		burstSum := 0.0
 		for _, b := range burst {
-			burstSum += t.elements[b].burstRatio
+			burstSum += t.data(&t.el[b]).burstRatio
 		}
 		x := 1.0
 		for k := range NumResources {
@@ -125,10 +125,10 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 			strongSum, burstAbs, r, strongSum[r]+burstAbs[r], t.total[r], x)})
 		rootSGS = rootSGS.Scale(x)
 		for _, b := range burst {
-			t.elements[b].burstRatio *= x
+			t.data(&t.el[b]).burstRatio *= x
 		}
 	}
-	root.sgs = rootSGS
+	t.data(root).sgs = rootSGS
 	t.fitStrongGuarantees(0)
 	return alerts
 }
@@ -144,24 +144,24 @@ func exceeds(a, b Resources) (ResourceType, bool) {
 }
 
 func (t *tree) fitStrongGuarantees(i int) {
-	e := t.elements[i]
-	e.sgs = e.sgs.Min(e.limitsShare)
+	e := &t.el[i]
+	t.data(e).sgs = t.data(e).sgs.Min(e.limitsShare)
 	// Operations have no strong guarantee: only the child pools count.
-	kids := e.poolChildren()
+	kids := t.poolChildren(e)
 	var sum Share
 	for _, c := range kids {
-		sum = sum.Add(t.elements[c].sgs)
+		sum = sum.Add(t.data(&t.el[c]).sgs)
 	}
 	x := 1.0
 	for r := range sum {
-		if sum[r] > e.sgs[r] {
-			x = min(x, max(e.sgs[r], 0)/sum[r])
+		if sum[r] > t.data(e).sgs[r] {
+			x = min(x, max(t.data(e).sgs[r], 0)/sum[r])
 		}
 	}
 	for _, c := range kids {
-		ce := t.elements[c]
+		ce := &t.el[c]
 		if x < 1 {
-			ce.sgs = ce.sgs.Scale(x)
+			t.data(ce).sgs = t.data(ce).sgs.Scale(x)
 		}
 		t.fitStrongGuarantees(c)
 	}

@@ -9,8 +9,8 @@ import (
 // (the burst priority order).
 func (t *tree) integralLists() (burst, relaxed []int) {
 	for _, i := range t.pools[1:] {
-		e := t.elements[i]
-		switch e.integral {
+		e := &t.el[i]
+		switch t.data(e).integral {
 		case GuaranteeBurst:
 			burst = append(burst, i)
 		case GuaranteeRelaxed:
@@ -31,18 +31,18 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 	}
 	satSeconds := t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()
 	for _, i := range pools {
-		e := t.elements[i]
-		e.vol.capacity = t.total.Scale(e.flowRatio).Round().Scale(satSeconds)
+		e := &t.el[i]
+		t.vol(e).capacity = t.total.Scale(t.data(e).flowRatio).Round().Scale(satSeconds)
 		for r := range NumResources {
-			old := e.vol.volume[r]
-			v := old + t.total[r]*dt*e.flowRatio - t.total[r]*dt*e.lastShareRatio
+			old := t.vol(e).volume[r]
+			v := old + t.total[r]*dt*t.data(e).flowRatio - t.total[r]*dt*t.data(e).lastShareRatio
 			v = max(v, 0)
-			upper := max(old, e.vol.capacity[r])
-			e.vol.overflow[r] = max(v-upper, 0)
-			if e.canAcceptFreeVolume {
-				e.vol.acceptable[r] = max(e.vol.capacity[r]-v, 0)
+			upper := max(old, t.vol(e).capacity[r])
+			t.vol(e).overflow[r] = max(v-upper, 0)
+			if t.data(e).canAcceptFreeVolume {
+				t.vol(e).acceptable[r] = max(t.vol(e).capacity[r]-v, 0)
 			}
-			e.vol.volume[r] = min(v, upper)
+			t.vol(e).volume[r] = min(v, upper)
 		}
 	}
 	if t.anyDistributes() {
@@ -50,14 +50,14 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 		t.distributeFreeVolume(0, Resources{})
 	}
 	for _, i := range pools {
-		e := t.elements[i]
-		e.vol.volume[CPU] = math.Round(e.vol.volume[CPU]*100) / 100
+		e := &t.el[i]
+		t.vol(e).volume[CPU] = math.Round(t.vol(e).volume[CPU]*100) / 100
 	}
 }
 
 func (t *tree) anyDistributes() bool {
 	for _, i := range t.pools[1:] {
-		if e := t.elements[i]; e.integral == GuaranteeNone && e.distributeFreeVolume {
+		if e := &t.el[i]; t.data(e).integral == GuaranteeNone && t.data(e).distributeFreeVolume {
 			return true
 		}
 	}
@@ -68,28 +68,28 @@ func (t *tree) anyDistributes() bool {
 // child pools overflow beyond what siblings can accept (the pool's own
 // overflow) and what they can still accept.
 func (t *tree) collectFreeVolume(i int) {
-	e := t.elements[i]
-	if e.kind == KindPool && e.integral != GuaranteeNone {
+	e := &t.el[i]
+	if e.kind == KindPool && t.data(e).integral != GuaranteeNone {
 		return
 	}
 	var overflow, acceptable Resources
-	for _, c := range e.poolChildren() {
-		ce := t.elements[c]
+	for _, c := range t.poolChildren(e) {
+		ce := &t.el[c]
 		t.collectFreeVolume(c)
-		overflow = overflow.Add(ce.vol.overflow)
-		acceptable = acceptable.Add(ce.vol.acceptable)
+		overflow = overflow.Add(t.vol(ce).overflow)
+		acceptable = acceptable.Add(t.vol(ce).acceptable)
 	}
-	e.vol.childrenOverflow = overflow
+	t.vol(e).childrenOverflow = overflow
 	for r := range NumResources {
 		diff := overflow[r] - acceptable[r]
 		if diff > 0 {
-			e.vol.overflow[r], e.vol.acceptable[r] = diff, 0
+			t.vol(e).overflow[r], t.vol(e).acceptable[r] = diff, 0
 		} else {
-			e.vol.overflow[r] = 0
-			if e.kind == KindRoot || e.canAcceptFreeVolume {
-				e.vol.acceptable[r] = -diff
+			t.vol(e).overflow[r] = 0
+			if e.kind == KindRoot || t.data(e).canAcceptFreeVolume {
+				t.vol(e).acceptable[r] = -diff
 			} else {
-				e.vol.acceptable[r] = 0
+				t.vol(e).acceptable[r] = 0
 			}
 		}
 	}
@@ -100,16 +100,16 @@ func (t *tree) collectFreeVolume(i int) {
 // accepted volume plus its children's overflow among hungry child pools,
 // weighted by their total flow ratios. The root never distributes.
 func (t *tree) distributeFreeVolume(i int, accepted Resources) {
-	e := t.elements[i]
-	if e.kind == KindPool && e.integral != GuaranteeNone {
-		e.vol.acceptedFreeVolume = accepted
-		e.vol.volume = e.vol.volume.Add(accepted)
+	e := &t.el[i]
+	if e.kind == KindPool && t.data(e).integral != GuaranteeNone {
+		t.vol(e).acceptedFreeVolume = accepted
+		t.vol(e).volume = t.vol(e).volume.Add(accepted)
 		return
 	}
-	pools := e.poolChildren()
+	pools := t.poolChildren(e)
 	given := make([]Resources, len(pools))
-	if e.kind == KindPool && e.distributeFreeVolume {
-		free := accepted.Add(e.vol.childrenOverflow)
+	if e.kind == KindPool && t.data(e).distributeFreeVolume {
+		free := accepted.Add(t.vol(e).childrenOverflow)
 		for r := range NumResources {
 			if free[r] > 0 {
 				waterFill(t, pools, r, free[r], given)
@@ -130,10 +130,10 @@ func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
 	var hs []hungry
 	sumW := 0.0
 	for k, c := range pools {
-		ce := t.elements[c]
-		if ce.vol.acceptable[r] > epsilon && ce.totalFlowRatio > epsilon {
-			hs = append(hs, hungry{k, ce.vol.acceptable[r], ce.totalFlowRatio})
-			sumW += ce.totalFlowRatio
+		ce := &t.el[c]
+		if t.vol(ce).acceptable[r] > epsilon && t.data(ce).totalFlowRatio > epsilon {
+			hs = append(hs, hungry{k, t.vol(ce).acceptable[r], t.data(ce).totalFlowRatio})
+			sumW += t.data(ce).totalFlowRatio
 		}
 	}
 	slices.SortStableFunc(hs, func(a, b hungry) int {
@@ -164,7 +164,7 @@ func waterFill(t *tree, pools []int, r int, free float64, given []Resources) {
 // ratioByVolume is the constant share that would consume the pool's volume in
 // one smooth period.
 func (t *tree) ratioByVolume(e *element) float64 {
-	return minRatio(e.vol.volume, t.total) / t.cfg.Integral.SmoothPeriod.Seconds()
+	return minRatio(t.vol(e).volume, t.total) / t.cfg.Integral.SmoothPeriod.Seconds()
 }
 
 // hierarchicalAvailable is min over e and its non-root ancestors of
@@ -174,9 +174,9 @@ func (t *tree) hierarchicalAvailable(i int) Share {
 	for r := range out {
 		out[r] = math.Inf(1)
 	}
-	for ; i > 0; i = t.elements[i].parent {
-		a := t.elements[i]
-		out = out.Min(a.limitsShare.Sub(a.sgs.Add(a.pis)))
+	for ; i > 0; i = int(t.el[i].parent) {
+		a := &t.el[i]
+		out = out.Min(a.limitsShare.Sub(t.data(a).sgs.Add(t.data(a).pis)))
 	}
 	return out.ClampZero()
 }
@@ -196,11 +196,12 @@ func shaveToLimit(v, sgs, limits Share) Share {
 // ancestor; non-root elements stay within their limits, the root may be
 // overcommitted.
 func (t *tree) addIntegralShare(i int, grant Share) {
-	for ; i >= 0; i = t.elements[i].parent {
-		e := t.elements[i]
-		e.pis = e.pis.Add(grant)
+	for ; i >= 0; i = int(t.el[i].parent) {
+		e := &t.el[i]
+		pd := t.data(e)
+		pd.pis = pd.pis.Add(grant)
 		if i > 0 {
-			e.pis = shaveToLimit(e.pis.Min(e.limitsShare.Sub(e.sgs).ClampZero()), e.sgs, e.limitsShare)
+			pd.pis = shaveToLimit(pd.pis.Min(e.limitsShare.Sub(pd.sgs).ClampZero()), pd.sgs, e.limitsShare)
 		}
 	}
 }
@@ -211,21 +212,21 @@ func (t *tree) addIntegralShare(i int, grant Share) {
 // before the next pool is served.
 func (t *tree) grantBurst(burst []int) {
 	for _, i := range burst {
-		e := t.elements[i]
-		x := min(e.burstRatio, t.ratioByVolume(e))
+		e := &t.el[i]
+		x := min(t.data(e).burstRatio, t.ratioByVolume(e))
 		var proposed Share
 		for r := range proposed {
 			proposed[r] = x
 		}
 		proposed = proposed.Min(t.hierarchicalAvailable(i)).ClampZero()
-		proposed = shaveToLimit(proposed, e.sgs, e.limitsShare)
-		e.pis = proposed
+		proposed = shaveToLimit(proposed, t.data(e).sgs, e.limitsShare)
+		t.data(e).pis = proposed
 		t.prepare(i)
-		integral := e.fnS.at(0).Sub(e.sgs).ClampZero()
+		integral := t.sAt(i, 0).Sub(t.data(e).sgs).ClampZero()
 		t.reset(i)
-		e.pis = Share{}
+		t.data(e).pis = Share{}
 		t.addIntegralShare(i, integral)
-		e.lastShareRatio = integral.MaxComponent()
+		t.data(e).lastShareRatio = integral.MaxComponent()
 	}
 }
 
@@ -233,11 +234,11 @@ func (t *tree) grantBurst(burst []int) {
 // weighted by their volume ratios, each capped by its volume and by the
 // multiplier × its flow ratio.
 func (t *tree) grantRelaxed(relaxed []int) {
-	root := t.elements[0]
+	root := &t.el[0]
 	var used Share
-	for _, c := range root.poolChildren() { // operations hold no guarantee
-		ce := t.elements[c]
-		used = used.Add(ce.sgs.Add(ce.pis).Min(ce.demandShare))
+	for _, c := range t.poolChildren(root) { // operations hold no guarantee
+		ce := &t.el[c]
+		used = used.Add(t.data(ce).sgs.Add(t.data(ce).pis).Min(ce.demandShare))
 	}
 	var available Share
 	for r := range available {
@@ -256,19 +257,19 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	var cands []candidate
 	minRatioV := math.Inf(1)
 	for _, i := range relaxed {
-		e := t.elements[i]
+		e := &t.el[i]
 		ratio := t.ratioByVolume(e)
 		if ratio <= 0 {
 			continue
 		}
 		mult := t.cfg.Integral.RelaxedShareMultiplierLimit
-		if m := e.pool.IntegralGuarantees.RelaxedShareMultiplierLimit; m != nil {
+		if m := t.pool(e).IntegralGuarantees.RelaxedShareMultiplierLimit; m != nil {
 			mult = *m
 		}
 		saved := e.limitsShare
-		e.limitsShare = e.limitsShare.Min(e.sgs.AddScalar(min(ratio, mult*e.flowRatio)))
+		e.limitsShare = e.limitsShare.Min(t.data(e).sgs.AddScalar(min(ratio, mult*t.data(e).flowRatio)))
 		t.prepare(i)
-		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: e.sgs.Add(e.pis)})
+		cands = append(cands, candidate{i: i, ratio: ratio, saved: saved, base: t.data(e).sgs.Add(t.data(e).pis)})
 		minRatioV = min(minRatioV, ratio)
 	}
 	if len(cands) == 0 {
@@ -280,8 +281,7 @@ func (t *tree) grantRelaxed(relaxed []int) {
 	grants := func(x float64) Share {
 		var sum Share
 		for _, c := range cands {
-			e := t.elements[c.i]
-			sum = sum.Add(e.fnS.at(min(1, x*c.weight)).Sub(c.base).ClampZero())
+			sum = sum.Add(t.sAt(c.i, min(1, x*c.weight)).Sub(c.base).ClampZero())
 		}
 		return sum
 	}
@@ -299,12 +299,12 @@ func (t *tree) grantRelaxed(relaxed []int) {
 		}
 	}
 	for _, c := range cands {
-		e := t.elements[c.i]
-		integral := e.fnS.at(min(1, lo*c.weight)).Sub(c.base).ClampZero()
+		e := &t.el[c.i]
+		integral := t.sAt(c.i, min(1, lo*c.weight)).Sub(c.base).ClampZero()
 		e.limitsShare = c.saved
 		t.reset(c.i)
 		limited := integral.Min(t.hierarchicalAvailable(c.i))
 		t.addIntegralShare(c.i, limited)
-		e.lastShareRatio = limited.MaxComponent()
+		t.data(e).lastShareRatio = limited.MaxComponent()
 	}
 }

@@ -17,98 +17,148 @@ type sigmaVertex struct{ x, v float64 }
 // F_r(hi)) and g_r = clamp(g_r, F_r(lo), l_r); a resource whose F_r is
 // constant imposes nothing.
 func maxFitFactor(w *workspace, f vfunc, g, lim Share) sfunc {
-	flo, fhi := f[0].l, f[len(f)-1].l
-	var act [NumResources]int
-	var gk, lk [NumResources]float64
-	n := 0
+	w.m, _ = maxFitFactorTo(w.m[:0], w, f, true, f[len(f)-1].l, g, lim)
+	return w.m
+}
+
+// maxFitFactorTo is maxFitFactor into dst for an f that may be only the
+// first points of F (fDone false), with fhi standing for F's end value in
+// the clamps: the end itself, or +Inf in a resource F may rise in (the
+// clamp at F's end then never binds, which changes nothing but ties: F never
+// exceeds its end) and F(0) in one where F is constant. It also reports
+// whether M is complete: F is, or the fit factor left the limits, or the
+// suggestion passed 1; otherwise M's last point may still change (all
+// before it are final).
+func maxFitFactorTo(dst sfunc, w *workspace, f vfunc, fDone bool, fhi, g, lim Share) (sfunc, bool) {
+	var s fitFactor
+	if !s.init(dst, &f[0].l, &fhi, &g, &lim) {
+		// F is constant (the callers give a whole F here).
+		hi := f.hi()
+		return append(dst[:0], spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi}), true
+	}
+	s.feed(w, f)
+	return s.finish(fDone)
+}
+
+// fitFactor builds MaxFitFactorBySuggestion (see maxFitFactorTo) from F's
+// points fed in order, one part of F after another.
+type fitFactor struct {
+	// The active resources (those F may rise in) and their clamped
+	// guarantees and limits.
+	act    [NumResources]int
+	gk, lk [NumResources]float64
+	n      int
+	// The last vertex of F visited (none yet: !started) and whether the fit
+	// factor has left the limits.
+	px               float64
+	py               Share
+	started, stopped bool
+	m                sfunc
+}
+
+// init starts M in dst for an F starting at flo; it reports false when no
+// resource is active (F is constant).
+func (s *fitFactor) init(dst sfunc, flo, fhi, g, lim *Share) bool {
+	*s = fitFactor{m: dst[:0]}
 	for r := range NumResources {
 		if fhi[r] <= flo[r] {
 			continue
 		}
-		lk[n] = clamp(lim[r], flo[r], fhi[r])
-		gk[n] = clamp(g[r], flo[r], lk[n])
-		act[n] = r
-		n++
+		s.lk[s.n] = clamp(lim[r], flo[r], fhi[r])
+		s.gk[s.n] = clamp(g[r], flo[r], s.lk[s.n])
+		s.act[s.n] = r
+		s.n++
 	}
-	out := w.m[:0]
-	if n == 0 {
-		hi := f.hi()
-		return append(out, spoint{x: 0, l: hi, r: hi}, spoint{x: 1, l: hi, r: hi})
+	return s.n > 0
+}
+
+// sigma is σ at F value y, and whether y is within the limits.
+func (s *fitFactor) sigma(y *Share) (float64, bool) {
+	v := 0.0
+	for k := range s.n {
+		yr := y[s.act[k]]
+		if yr > s.lk[k] {
+			return 0, false
+		}
+		v = max(v, yr-s.gk[k])
 	}
-	sigma := func(y *Share) (float64, bool) {
-		v := 0.0
-		for k := range n {
-			yr := y[act[k]]
-			if yr > lk[k] {
-				return 0, false
-			}
-			v = max(v, yr-gk[k])
-		}
-		return v, true
-	}
-	sig := w.sig[:0]
-	var px float64
-	var py Share
-	havePrev := false
-	// visit handles F's vertex (x, y); it reports false once the fit factor
-	// leaves the feasible region.
-	visit := func(x float64, y Share) bool {
-		v, ok := sigma(&y)
-		if !havePrev {
-			sig = append(sig, sigmaVertex{x, v})
-			px, py, havePrev = x, y, true
-			return ok
-		}
-		if x > px {
-			end := 1.0 // fraction of the segment that stays feasible
-			if !ok {
-				for k := range n {
-					r := act[k]
-					if y[r] > lk[k] && y[r] > py[r] {
-						end = min(end, (lk[k]-py[r])/(y[r]-py[r]))
-					}
-				}
-				end = clamp(end, 0, 1)
-			}
-			sig = appendEnvelope(sig, px, x, &py, &y, &act, &gk, n, end)
-			if !ok {
-				xe := px + end*(x-px)
-				var ye Share
-				for k := range n {
-					r := act[k]
-					ye[r] = py[r] + end*(y[r]-py[r])
-				}
-				ve := 0.0
-				for k := range n {
-					ve = max(ve, min(ye[act[k]], lk[k])-gk[k])
-				}
-				sig = append(sig, sigmaVertex{xe, ve})
-				return false
-			}
-		} else if !ok {
-			return false // a jump past the limit: the fit factor stops here
-		}
+	return v, true
+}
+
+// visit appends to sig the vertices of σ up to F's vertex (x, y); it
+// reports false once the fit factor leaves the feasible region.
+func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex, bool) {
+	v, ok := s.sigma(y)
+	if !s.started {
 		sig = append(sig, sigmaVertex{x, v})
-		px, py = x, y
-		return true
+		s.px, s.py, s.started = x, *y, true
+		return sig, ok
 	}
-	for _, p := range f {
-		if !visit(p.x, p.l) {
-			break
+	n := s.n
+	if x > s.px {
+		py := &s.py
+		end := 1.0 // fraction of the segment that stays feasible
+		if !ok {
+			for k := range n {
+				r := s.act[k]
+				if y[r] > s.lk[k] && y[r] > py[r] {
+					end = min(end, (s.lk[k]-py[r])/(y[r]-py[r]))
+				}
+			}
+			end = clamp(end, 0, 1)
 		}
-		if p.r != p.l && !visit(p.x, p.r) {
-			break
+		sig = appendEnvelope(sig, s.px, x, py, y, &s.act, &s.gk, n, end)
+		if !ok {
+			xe := s.px + end*(x-s.px)
+			var ye Share
+			for k := range n {
+				r := s.act[k]
+				ye[r] = py[r] + end*(y[r]-py[r])
+			}
+			ve := 0.0
+			for k := range n {
+				ve = max(ve, min(ye[s.act[k]], s.lk[k])-s.gk[k])
+			}
+			return append(sig, sigmaVertex{xe, ve}), false
 		}
+	} else if !ok {
+		return sig, false // a jump past the limit: the fit factor stops here
 	}
-	w.sig = sig
-	// Transpose σ: suggestion σ(x) ↦ fit factor x, grouping equal levels
-	// (flat pieces of σ become jumps of M, taken as left limits).
-	for _, vx := range sig {
-		out = appendS(out, vx.v, vx.x, vx.x)
+	s.px, s.py = x, *y
+	return append(sig, sigmaVertex{x, v}), true
+}
+
+// feed visits F's points f (the ones after those fed before) and transposes
+// the vertices of σ into M: suggestion σ(x) ↦ fit factor x, grouping equal
+// levels (flat pieces of σ become jumps of M, taken as left limits; at
+// s = 0 M takes the right end of the flat piece at 0).
+func (s *fitFactor) feed(w *workspace, f vfunc) {
+	for i := 0; i < len(f) && !s.stopped; i++ {
+		p := &f[i]
+		sig, ok := s.visit(w.sig[:0], p.x, &p.l)
+		if ok && !same(&p.r, &p.l) {
+			sig, ok = s.visit(sig, p.x, &p.r)
+		}
+		s.stopped = !ok
+		for _, vx := range sig {
+			s.m = appendS(s.m, vx.v, vx.x, vx.x)
+			if len(s.m) == 1 {
+				s.m[0].l = s.m[0].r
+			}
+		}
+		w.sig = sig
 	}
-	out[0].l = out[0].r // at s = 0 the right end of the flat piece at 0
-	w.m = clipToUnit(out)
-	return w.m
+}
+
+// finish returns M and whether it is complete: F is (fDone), or the fit
+// factor left the limits, or M passed suggestion 1; a complete M spans
+// exactly [0, 1].
+func (s *fitFactor) finish(fDone bool) (sfunc, bool) {
+	if last := s.m[len(s.m)-1]; fDone || s.stopped || last.x > 1 {
+		s.m = clipToUnit(s.m)
+		return s.m, true
+	}
+	return s.m, false
 }
 
 // appendEnvelope appends the interior vertices of σ on the segment from

@@ -1,5 +1,7 @@
 package scheduler
 
+import "slices"
+
 // The fair-share update works with monotone (componentwise non-decreasing)
 // piecewise-linear functions that may jump. A function is a list of
 // breakpoints with strictly increasing abscissae; at each breakpoint it keeps
@@ -137,4 +139,71 @@ func appendS(f sfunc, x, l, r float64) sfunc {
 		return f
 	}
 	return append(f, spoint{x: x, l: l, r: r})
+}
+
+// same reports whether a and b are equal in every component (an array ==
+// on Share compiles to a call).
+func same(a, b *Share) bool {
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// atIndexTo is atIndex writing into dst (no vector travels by value).
+func (f vfunc) atIndexTo(dst *Share, t float64, i int) {
+	if i == len(f) {
+		*dst = f[i-1].r
+		return
+	}
+	if f[i].x == t || i == 0 {
+		*dst = f[i].l
+		return
+	}
+	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
+}
+
+// rightAtIndexTo is rightAtIndex writing into dst.
+func (f vfunc) rightAtIndexTo(dst *Share, t float64, i int) {
+	if i == len(f) {
+		*dst = f[i-1].r
+		return
+	}
+	if f[i].x == t {
+		*dst = f[i].r
+		return
+	}
+	if i == 0 {
+		*dst = f[0].l
+		return
+	}
+	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
+}
+
+// lerpShareTo is lerpShare writing into dst.
+func lerpShareTo(dst *Share, x0 float64, y0 *Share, x1 float64, y1 *Share, t float64) {
+	w := (t - x0) / (x1 - x0)
+	for k := range dst {
+		dst[k] = y0[k] + (y1[k]-y0[k])*w
+	}
+}
+
+// nextPoint returns f with room for a breakpoint at x and that breakpoint:
+// a new one, or the last one when x does not advance (as appendV merges;
+// the caller then sets only r, and must set l and r of a new one, which
+// hold anything).
+func nextPoint(f vfunc, x float64) (vfunc, *vpoint, bool) {
+	n := len(f)
+	if n > 0 && x <= f[n-1].x {
+		return f, &f[n-1], false
+	}
+	if n == cap(f) {
+		f = slices.Grow(f, 1)
+	}
+	f = f[:n+1]
+	p := &f[n]
+	p.x = x
+	return f, p, true
 }

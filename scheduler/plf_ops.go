@@ -174,7 +174,7 @@ func activeEnd(f vfunc) int {
 	n := len(f)
 	for n > 1 {
 		p, q := &f[n-2], &f[n-1]
-		if q.l != q.r || q.l != p.r {
+		if !same(&q.l, &q.r) || !same(&q.l, &p.r) {
 			break
 		}
 		n--
@@ -182,108 +182,43 @@ func activeEnd(f vfunc) int {
 	return n
 }
 
-// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] by sweeping
-// the children's breakpoints in order. The running value advances by the sum
-// of the children's slopes; a resource none of whose children is sloped has
-// slope exactly 0, so flat pieces stay exactly flat (their levels matter for
-// left-continuity).
+// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] from complete
+// children's functions (see childSum).
 func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
 	var base Share
-	sloped := children[:0]
-	size := 2
+	s := &w.sum
+	s.reset(nil)
 	for _, c := range children {
 		if c.scale <= 0 {
 			base = base.Add(c.fn[0].l)
 			continue
 		}
-		sloped = append(sloped, c)
-		size += len(c.fn)
+		s.add(-1, c.fn, true, activeEnd(c.fn), c.scale)
 	}
-	if len(sloped) == 0 {
-		return append(dst[:0], vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
-	}
-	if cap(dst) < size {
-		dst = make(vfunc, 0, max(size, 2*cap(dst)))
-	}
-	if len(sloped) == 1 {
-		c := sloped[0]
-		out := dst[:0]
-		for _, p := range c.fn {
-			out = appendV(out, p.x/c.scale, p.l.Add(base), p.r.Add(base))
-		}
-		if last := out[len(out)-1]; last.x < 1 {
-			v := last.l
-			out[len(out)-1].r = v
-			out = appendV(out, 1, v, v)
-		}
-		return out
-	}
-
-	w.slopes = grow(w.slopes, len(sloped))
-	w.pending = grow(w.pending, len(sloped))
-	w.ends = grow(w.ends, len(sloped))
-	clear(w.slopes)
-	clear(w.pending)
-	s := sweep{sloped: sloped, slopes: w.slopes, pending: w.pending, ends: w.ends, value: base, out: dst[:0]}
-	for _, c := range sloped {
-		s.value = s.value.Add(c.fn[0].l)
-	}
-	h := w.heap[:0]
-	defer func() { w.heap = h[:0] }()
-
-	// The children's first breakpoints (all at 0 in practice) are processed
-	// in child order, which is the heap's order for equal abscissae.
-	x0 := math.Inf(1)
-	for i, c := range sloped {
-		s.ends[i] = activeEnd(c.fn)
-		x0 = min(x0, c.fn[0].x/c.scale)
-	}
-	s.open(x0)
-	for i, c := range sloped {
-		j := int32(0)
-		if x := c.fn[0].x / c.scale; x == x0 {
-			s.step(i, 0, x0)
-			j = 1
-		}
-		if int(j) < s.ends[i] {
-			h = append(h, cursor{x: c.fn[j].x / c.scale, child: int32(i), next: j})
-		}
-	}
-	h.init()
-	for len(h) > 0 && h[0].x == x0 {
-		cur := &h[0]
-		s.step(int(cur.child), int(cur.next), x0)
-		advance(&h, sloped, s.ends)
-	}
-	s.finish(x0)
-	for len(h) > 0 {
-		x := h[0].x
-		s.open(x)
-		for len(h) > 0 && h[0].x == x {
-			cur := &h[0]
-			s.step(int(cur.child), int(cur.next), x)
-			advance(&h, sloped, s.ends)
-		}
-		s.finish(x)
-	}
-	out := s.out
-	if last := out[len(out)-1]; last.x < 1 {
-		// The sweep left out trailing flat breakpoints: the sum stays at
-		// its last value up to 1.
-		out = appendV(out, 1, last.r, last.r)
-	}
-	return out
+	f, _, _ := s.sum(dst, base, 0)
+	return f
 }
 
-// sweep is the running state of sumScaled over several sloped children.
-type sweep struct {
-	sloped  []scaledChild
-	slopes  []Share // each child's current slope
-	pending []Share // each child's rise deferred from a near-vertical segment
-	ends    []int   // each child's activeEnd
+// childSum builds a fair_share pool's FairShareByFitFactor
+// F(f) = base + Σ_c S_c(min(1, f·scale_c)) on [0, 1] from its sloped
+// children (base holds the terms of the children whose scale is 0) by
+// sweeping the children's breakpoints in order. The running value advances
+// by the sum of the children's slopes; a resource none of whose children is
+// sloped has slope exactly 0, so flat pieces stay exactly flat (their levels
+// matter for left-continuity).
+//
+// The children's functions may be known only in part: fn holds each child's
+// points known so far, and the sweep asks the tree for more (t.pull) when it
+// needs them; with t nil every function is complete. Each point the sweep
+// emits is final: a longer sweep emits the same points first.
+type childSum struct {
+	t  *tree
+	ch []sumChild
+
+	heap cursorHeap
 	// total is the sum of the children's slopes; count says per resource
 	// how many children are sloped (0: the sum is exactly flat); resync
-	// asks for total to be re-added from slopes.
+	// asks for total to be re-added from the slopes.
 	total  Share
 	count  [NumResources]int
 	resync [NumResources]bool
@@ -292,12 +227,206 @@ type sweep struct {
 	value       Share
 	prevX       float64
 	left, right Share
-	out         vfunc
+	// out is F so far, fDone whether it is complete; base is the constant
+	// term and next the single sloped child's next point (see single).
+	out   vfunc
+	fDone bool
+	base  Share
+	next  int
+}
+
+// sumChild is one sloped child of a childSum.
+type sumChild struct {
+	fn      vfunc // the child's points known so far
+	slope   Share // the child's current slope
+	pending Share // its rise deferred from a near-vertical segment
+	scale   float64
+	kid     int32 // the child's element index (with a tree)
+	// end is a complete function's activeEnd (-1 while unknown); nf is an
+	// index known to be below the child's activeEnd (-1 when none is).
+	end, nf int32
+	done    bool // fn is the child's whole function
+}
+
+// reset empties the sum for a new pool.
+func (s *childSum) reset(t *tree) {
+	s.t = t
+	s.ch = s.ch[:0]
+}
+
+// add adds a sloped child: element kid (with a tree), its points known so
+// far and whether they are all of them (then end is activeEnd(fn)).
+func (s *childSum) add(kid int, fn vfunc, done bool, end int, scale float64) {
+	if !done {
+		end = -1
+	}
+	s.ch = append(s.ch, sumChild{fn: fn, scale: scale, kid: int32(kid), end: int32(end), nf: -1, done: done})
+}
+
+// has reports whether child k has point j, asking the tree for it if needed.
+func (s *childSum) has(k, j int) bool {
+	c := &s.ch[k]
+	if j < len(c.fn) {
+		return true
+	}
+	if c.done {
+		return false
+	}
+	c.fn, c.done = s.t.pull(int(c.kid), j)
+	if c.done {
+		c.end = int32(activeEnd(c.fn))
+	}
+	return j < len(c.fn)
+}
+
+// active reports whether breakpoint j of child k changes the sum (j is below
+// the function's activeEnd), asking the tree for points as needed.
+func (s *childSum) active(k, j int) bool {
+	c := &s.ch[k]
+	if j == 0 || int(c.nf) >= j {
+		return true
+	}
+	if c.end >= 0 {
+		return j < int(c.end)
+	}
+	for m := j; ; m++ {
+		if !s.has(k, m) || c.end >= 0 {
+			return j < int(c.end)
+		}
+		f := c.fn
+		if p, q := &f[m-1], &f[m]; !same(&q.l, &q.r) || !same(&q.l, &p.r) {
+			c.nf = int32(m)
+			return true
+		}
+	}
+}
+
+// sum builds F, or its first points: with target > 0 it may stop once it
+// has target points. final is the number of leading points that building
+// more of F keeps; done says whether f is the whole function.
+func (s *childSum) sum(dst vfunc, base Share, target int) (f vfunc, final int, done bool) {
+	s.start(dst, base)
+	return s.run(target)
+}
+
+// start begins the sum; run continues it.
+func (s *childSum) start(dst vfunc, base Share) {
+	s.base, s.next, s.fDone = base, 0, false
+	s.out = dst[:0]
+	switch len(s.ch) {
+	case 0:
+		s.out = append(s.out, vpoint{x: 0, l: base, r: base}, vpoint{x: 1, l: base, r: base})
+		s.fDone = true
+	case 1:
+	default:
+		s.startSweep(base)
+	}
+}
+
+// run continues the sum until it has target points (target > 0) or is
+// complete, and returns it as sum does.
+func (s *childSum) run(target int) (f vfunc, final int, done bool) {
+	switch {
+	case s.fDone:
+	case len(s.ch) == 1:
+		s.single(target)
+	default:
+		s.sweep(target)
+	}
+	if !s.fDone && len(s.ch) == 1 {
+		return s.out, len(s.out) - 1, false
+	}
+	return s.out, len(s.out), s.fDone
+}
+
+// single is run for one sloped child: its points scaled and raised by the
+// base. The last point is final only once the child's function is complete.
+func (s *childSum) single(target int) {
+	sc := s.ch[0].scale
+	for ; s.has(0, s.next); s.next++ {
+		if target > 0 && len(s.out) > target {
+			return
+		}
+		p := &s.ch[0].fn[s.next]
+		out, q, fresh := nextPoint(s.out, p.x/sc)
+		if fresh {
+			sumTo(&q.l, &p.l, &s.base)
+		}
+		sumTo(&q.r, &p.r, &s.base)
+		s.out = out
+	}
+	out := s.out
+	if last := out[len(out)-1]; last.x < 1 {
+		v := last.l
+		out[len(out)-1].r = v
+		out = appendV(out, 1, v, v)
+	}
+	s.out, s.fDone = out, true
+}
+
+// startSweep processes the children's first breakpoints.
+func (s *childSum) startSweep(base Share) {
+	s.total, s.count, s.resync = Share{}, [NumResources]int{}, [NumResources]bool{}
+	s.value, s.prevX = base, 0
+	// The children's first breakpoints (all at 0 in practice) are processed
+	// in child order, which is the heap's order for equal abscissae.
+	x0 := math.Inf(1)
+	for k := range s.ch {
+		s.has(k, 0)
+		c := &s.ch[k]
+		c.slope, c.pending = Share{}, Share{}
+		addTo(&s.value, &c.fn[0].l)
+		x0 = min(x0, c.fn[0].x/c.scale)
+	}
+	s.open(x0)
+	s.heap = s.heap[:0]
+	for k := range s.ch {
+		j := 0
+		if x := s.ch[k].fn[0].x / s.ch[k].scale; x == x0 {
+			s.step(k, 0, x0)
+			j = 1
+		}
+		if s.active(k, j) {
+			c := &s.ch[k]
+			s.heap = append(s.heap, cursor{x: c.fn[j].x / c.scale, child: int32(k), next: int32(j)})
+		}
+	}
+	s.heap.init()
+	for len(s.heap) > 0 && s.heap[0].x == x0 {
+		cur := s.heap[0]
+		s.step(int(cur.child), int(cur.next), x0)
+		s.advance()
+	}
+	s.finish(x0)
+}
+
+// sweep is run for several sloped children: each group of breakpoints at
+// one abscissa gives one point.
+func (s *childSum) sweep(target int) {
+	for len(s.heap) > 0 {
+		if target > 0 && len(s.out) >= target {
+			return
+		}
+		x := s.heap[0].x
+		s.open(x)
+		for len(s.heap) > 0 && s.heap[0].x == x {
+			cur := s.heap[0]
+			s.step(int(cur.child), int(cur.next), x)
+			s.advance()
+		}
+		s.finish(x)
+	}
+	if last := s.out[len(s.out)-1]; last.x < 1 {
+		// The sweep left out trailing flat breakpoints: the sum stays at
+		// its last value up to 1.
+		s.out = appendV(s.out, 1, last.r, last.r)
+	}
+	s.fDone = true
 }
 
 // open starts the group of breakpoints at x: the sum advances from prevX by
 // the running slope.
-func (s *sweep) open(x float64) {
+func (s *childSum) open(x float64) {
 	s.left = s.value
 	if dx := x - s.prevX; dx > 0 {
 		for k := range s.left {
@@ -312,19 +441,21 @@ func (s *sweep) open(x float64) {
 // step processes breakpoint j of child i at abscissa x: the jump there, a
 // rise deferred from a near-vertical segment ending there, and the child's
 // new slope.
-func (s *sweep) step(i int, j int, x float64) {
-	c := &s.sloped[i]
-	p := &c.fn[j]
-	pd := &s.pending[i]
+func (s *childSum) step(i int, j int, x float64) {
+	next := s.active(i, j+1)
+	c := &s.ch[i]
+	f := c.fn
+	p := &f[j]
+	pd := &c.pending
 	for k := range s.left {
 		s.left[k] += pd[k]
 		s.right[k] += pd[k] + (p.r[k] - p.l[k])
 	}
 	*pd = Share{}
-	old := &s.slopes[i]
+	old := &c.slope
 	var ns Share
-	if j+1 < s.ends[i] {
-		q := &c.fn[j+1]
+	if next {
+		q := &f[j+1]
 		dx := q.x/c.scale - x
 		if dx > steepWidth {
 			for k := range ns {
@@ -360,12 +491,12 @@ func (s *sweep) step(i int, j int, x float64) {
 
 // finish closes the group of breakpoints at x: re-sums steep slopes and
 // emits the point (never below the previous one).
-func (s *sweep) finish(x float64) {
+func (s *childSum) finish(x float64) {
 	for k, r := range s.resync {
 		if r && s.count[k] > 0 {
 			s.total[k] = 0
-			for i := range s.slopes {
-				s.total[k] += s.slopes[i][k]
+			for i := range s.ch {
+				s.total[k] += s.ch[i].slope[k]
 			}
 		}
 		s.resync[k] = false
@@ -379,23 +510,28 @@ func (s *sweep) finish(x float64) {
 	for k := range s.right {
 		s.right[k] = max(s.right[k], s.left[k])
 	}
-	s.out = appendV(s.out, x, s.left, s.right)
+	out, q, fresh := nextPoint(s.out, x)
+	if fresh {
+		q.l = s.left
+	}
+	q.r = s.right
+	s.out = out
 	s.value = s.right
 	s.prevX = x
 }
 
 // advance moves the heap's top cursor to its child's next breakpoint, or
 // drops it when the child has no more.
-func advance(h *cursorHeap, sloped []scaledChild, ends []int) {
-	cur := &(*h)[0]
-	i := cur.child
-	if n := cur.next + 1; int(n) < ends[i] {
-		c := &sloped[i]
-		cur.next = n
+func (s *childSum) advance() {
+	cur := &s.heap[0]
+	i := int(cur.child)
+	if n := int(cur.next) + 1; s.active(i, n) {
+		cur.next = int32(n)
+		c := &s.ch[i]
 		cur.x = c.fn[n].x / c.scale
-		h.down(0)
+		s.heap.down(0)
 	} else {
-		h.popTop()
+		s.heap.popTop()
 	}
 }
 
@@ -431,46 +567,87 @@ func clamp(v, lo, hi float64) float64 {
 // and picks up F's breakpoints in between. M's values only grow, so F's
 // breakpoints are found by one forward walk instead of a search per point.
 func compose(dst vfunc, f vfunc, m sfunc) vfunc {
+	return composeTo(dst, f, m, true)
+}
+
+// composeTo is compose for an M that may be incomplete (done false): its
+// last point then only bounds the one before, and S stops short of it.
+func composeTo(dst vfunc, f vfunc, m sfunc, done bool) vfunc {
 	if need := len(m) + len(f); cap(dst) < need {
 		dst = make(vfunc, 0, max(need, 2*cap(dst)))
 	}
-	out := dst[:0]
-	k := 0 // first index of f whose abscissa is >= the current value of M
-	seek := func(t float64) int {
-		if k > 0 && f[k-1].x >= t {
-			k = f.search(t) // not expected: M never decreases
-		}
-		for k < len(f) && f[k].x < t {
-			k++
-		}
-		return k
+	c := composer{out: dst[:0]}
+	c.feed(f, m, done)
+	return c.out
+}
+
+// composer builds S = F∘M (see compose) as M's points come: feed handles
+// the points of M that are final (all but the last until M is done), F
+// holding every point up to M's last value.
+type composer struct {
+	j   int // next point of M to handle
+	k   int // first index of f whose abscissa is >= the current value of M
+	out vfunc
+}
+
+// seek advances k to the first index of f whose abscissa is >= t.
+func (c *composer) seek(f vfunc, t float64) int {
+	k := c.k
+	if k > 0 && f[k-1].x >= t {
+		k = f.search(t) // not expected: M never decreases
 	}
-	for j, p := range m {
-		lv := f.atIndex(p.l, seek(p.l))
-		if j == len(m)-1 {
-			out = appendV(out, p.x, lv, lv)
+	for k < len(f) && f[k].x < t {
+		k++
+	}
+	c.k = k
+	return k
+}
+
+func (c *composer) feed(f vfunc, m sfunc, done bool) {
+	out := c.out
+	for ; c.j < len(m); c.j++ {
+		j := c.j
+		if j == len(m)-1 && !done {
 			break
 		}
-		nxt := m[j+1]
-		i := seek(p.r)
-		var rv Share
-		if nxt.l > p.r {
-			rv = f.rightAtIndex(p.r, i)
-		} else {
-			rv = f.atIndex(p.r, i)
+		p := &m[j]
+		il := c.seek(f, p.l)
+		var q *vpoint
+		var fresh bool
+		out, q, fresh = nextPoint(out, p.x)
+		if j == len(m)-1 {
+			f.atIndexTo(&q.r, p.l, il)
+			if fresh {
+				q.l = q.r
+			}
+			continue
 		}
-		out = appendV(out, p.x, lv, rv)
+		if fresh {
+			f.atIndexTo(&q.l, p.l, il)
+		}
+		nxt := &m[j+1]
+		i := c.seek(f, p.r)
+		if nxt.l > p.r {
+			f.rightAtIndexTo(&q.r, p.r, i)
+		} else {
+			f.atIndexTo(&q.r, p.r, i)
+		}
 		if nxt.l > p.r {
 			if i < len(f) && f[i].x == p.r {
 				i++
 			}
 			scale := (nxt.x - p.x) / (nxt.l - p.r)
 			for ; i < len(f) && f[i].x < nxt.l; i++ {
-				out = appendV(out, p.x+(f[i].x-p.r)*scale, f[i].l, f[i].r)
+				fi := &f[i]
+				out, q, fresh = nextPoint(out, p.x+(fi.x-p.r)*scale)
+				if fresh {
+					q.l = fi.l
+				}
+				q.r = fi.r
 			}
 		}
 	}
-	return out
+	c.out = out
 }
 
 // suggestionFunctions builds MaxFitFactorBySuggestion M and

@@ -61,7 +61,12 @@ type ClassifyInput struct {
 // share covers the demand (and the demand is not zero) nothing is
 // preemptible, only aggressively preemptible.
 func ClassifyJobs(in ClassifyInput) []JobClassification {
-	out := make([]JobClassification, len(in.Jobs))
+	return classifyJobsInto(nil, in)
+}
+
+// classifyJobsInto is ClassifyJobs into the memory of dst.
+func classifyJobsInto(dst []JobClassification, in ClassifyInput) []JobClassification {
+	out := grow(dst, len(in.Jobs))
 	bound1 := in.FairShare.Scale(in.AggressiveThreshold)
 	bound2 := in.FairShare.Scale(in.Threshold)
 	nonPreemptibleOp := in.FairShare.DominatesEps(in.Demand, 1e-4) && in.Demand.DominatesEps(in.FairShare, 1e-4) &&

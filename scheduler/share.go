@@ -84,3 +84,17 @@ func (a Share) Resources(total Resources) Resources {
 
 // IsZero reports whether every component is 0.
 func (a Share) IsZero() bool { return a == Share{} }
+
+// addTo adds b to *a in place (no vector travels by value).
+func addTo(a, b *Share) {
+	for k := range a {
+		a[k] += b[k]
+	}
+}
+
+// sumTo sets *dst to a + b.
+func sumTo(dst, a, b *Share) {
+	for k := range dst {
+		dst[k] = a[k] + b[k]
+	}
+}

@@ -10,32 +10,32 @@ import (
 // root takes the tree's), so it runs top-down. Pools inherit unset values;
 // operations can only lower the tolerance and only raise the timeout.
 func (t *tree) inheritStarvationSettings(i int) {
-	e := t.elements[i]
+	e := &t.el[i]
 	if i == 0 {
 		e.tolerance = t.cfg.FairShareStarvationTolerance
 		e.starvationTimeout = t.cfg.FairShareStarvationTimeout
 		e.aggressiveEnabled = t.cfg.EnableAggressiveStarvation
 		return
 	}
-	p := t.elements[e.parent]
+	p := &t.el[e.parent]
 	e.tolerance, e.starvationTimeout, e.aggressiveEnabled = p.tolerance, p.starvationTimeout, p.aggressiveEnabled
 	switch e.kind {
 	case KindPool:
-		if v := e.pool.FairShareStarvationTolerance; v != nil {
+		if v := t.pool(e).FairShareStarvationTolerance; v != nil {
 			e.tolerance = *v
 		}
-		if v := e.pool.FairShareStarvationTimeout; v != nil {
+		if v := t.pool(e).FairShareStarvationTimeout; v != nil {
 			e.starvationTimeout = *v
 		}
-		if v := e.pool.EnableAggressiveStarvation; v != nil {
+		if v := t.pool(e).EnableAggressiveStarvation; v != nil {
 			e.aggressiveEnabled = *v
 		}
 	case KindOperation:
-		if v := e.opTolerance; v != nil {
-			e.tolerance = min(e.tolerance, *v)
+		if e.hasOpTolerance {
+			e.tolerance = min(e.tolerance, e.opTolerance)
 		}
-		if v := e.opTimeout; v != nil && *v > e.starvationTimeout {
-			e.starvationTimeout = *v
+		if e.hasOpTimeout && e.opTimeout > e.starvationTimeout {
+			e.starvationTimeout = e.opTimeout
 		}
 	}
 }
@@ -54,8 +54,8 @@ type starvation struct {
 // previous state says it went below its fair share. An operation whose fair
 // share covers its demand gets tolerance 1 (kept in the element, as reported).
 func (t *tree) computeStatus(i int, now time.Time) starvation {
-	e := t.elements[i]
-	since := e.prevSince
+	e := &t.el[i]
+	since := t.prevSince[i]
 	var out starvation
 	tol := e.tolerance
 	if e.kind == KindOperation {

@@ -30,75 +30,88 @@ func (k ElementKind) String() string {
 	}
 }
 
+// resourceSet is a set of resource indices.
+type resourceSet uint8
+
 // element is the engine's working copy of one tree element during an update.
+// It holds no pointers (names, functions and the previous state's times
+// are kept in the tree's slices, indexed like the elements), so that the
+// garbage collector never scans the element store, and the fields the
+// fit-factor functions and the distribution read come first.
 type element struct {
-	kind     ElementKind
-	name     string
-	parent   int   // index; -1 for the root
-	children []int // a window of tree.kids: child pools first, then operations
-	depth    int
-	// poolKids is the number of child pools (the first children).
-	poolKids int
-
-	pool *PoolConfig // pools only
-	op   *Operation  // operations only
-
-	// Absolute resources.
-	demand, usage, limits Resources
-	// Shares of the cluster total.
-	demandShare, usageShare, limitsShare Share
-	dominant                             ResourceType
-
-	// Strong guarantees: effective (inferred) resources and the share.
-	effectiveSG Resources
-	sgs         Share
-	// pis is the proposed integral share (burst and relaxed grants).
-	pis Share
-
-	// Integral ratios (scalars).
-	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
-	specifiedBurstRatio                       float64
-	totalBurstRatio, totalFlowRatio           float64
-	integral                                  GuaranteeType
-	lastShareRatio                            float64
-	canAcceptFreeVolume, distributeFreeVolume bool
-	// vol is the volume bookkeeping of the root and pools (nil for
-	// operations).
-	vol *volumeState
+	kind ElementKind
+	// parent is the parent's index; -1 for the root.
+	parent int32
+	// The children are tree.kids[kidLo:kidHi]: child pools first (poolKids
+	// of them), then operations.
+	kidLo, kidHi, poolKids int32
+	// gang: an operation whose function is a step (a gang with the tree's
+	// step function enabled). fifo: a pool in fifo mode. idle: an operation
+	// with no usage. prepared: the element's functions are built.
+	gang, fifo, idle, prepared bool
+	// varies holds the resources in which the element's FairShareBySuggestion
+	// may change (in the others it is exactly constant).
+	varies resourceSet
+	// sDone: the element's functions are complete (operations' always are;
+	// pools' are built on demand, see lazy.go).
+	sDone bool
+	// ord is a pool's index in tree.pools (and tree.lz).
+	ord int32
+	// sEnd is activeEnd of a complete FairShareBySuggestion.
+	sEnd int32
 
 	weight float64
 	// scale is the suggestion scale among siblings: weight / smallest
 	// sibling weight (see computeScales).
 	scale float64
-	// gang: an operation whose function is a step (a gang with the tree's
-	// step function enabled).
-	gang bool
+	// fLo is the start of the FairShareByFitFactor domain.
+	fLo float64
 
-	// Fit-factor functions.
-	fLo      float64 // start of the FairShareByFitFactor domain
-	fnM      sfunc
-	fnS      vfunc
-	prepared bool
+	// Shares of the cluster total.
+	demandShare, usageShare, limitsShare Share
+	fairShare                            Share
 	// limitedDemand is S(1), kept when S is built (for the report).
 	limitedDemand Share
 
-	fifoIndex int
-	fairShare Share
-
+	// src is the pool's index in the snapshot's pools, the operation's in
+	// its operations; the root's is the number of pools (the index of its
+	// volume bookkeeping, see vol).
+	src       int32
+	depth     int32
+	fifoIndex int32
+	dominant  ResourceType
+	// Copied from an operation so that the report reads it from here.
+	pendingJobs            int
+	unschedulable, hasJobs bool
+	// An operation's own starvation settings, when it sets them.
+	hasOpTolerance, hasOpTimeout bool
+	opTolerance                  float64
+	opTimeout                    time.Duration
 	// Starvation settings, inherited top-down in the report.
+	aggressiveEnabled bool
 	tolerance         float64
 	starvationTimeout time.Duration
-	aggressiveEnabled bool
-	// prevSince is when the previous state says the element went below its
-	// fair share (zero when it does not).
-	prevSince time.Time
 
-	// Copied from an operation so that the report reads it from here.
-	unschedulable bool
-	hasJobs       bool
-	pendingJobs   int
-	opTolerance   *float64
-	opTimeout     *time.Duration
+	// Absolute resources.
+	demand, usage, limits Resources
+}
+
+// poolData is the part of the root's and the pools' elements that
+// operations do not have (tree.pd, by index in tree.pools).
+type poolData struct {
+	// sgs is the strong guarantee share; pis the proposed integral share
+	// (burst and relaxed grants).
+	sgs, pis Share
+	// effectiveSG is the effective (inferred) strong guarantee.
+	effectiveSG Resources
+
+	// Integral ratios (scalars).
+	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
+	specifiedBurstRatio                       float64
+	totalBurstRatio, totalFlowRatio           float64
+	lastShareRatio                            float64
+	integral                                  GuaranteeType
+	canAcceptFreeVolume, distributeFreeVolume bool
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
@@ -109,26 +122,36 @@ type volumeState struct {
 	childrenOverflow                         Resources
 }
 
-// tree is the element tree of one update. elements[0] is the root; the rest
+// tree is the element tree of one update. Element 0 is the root; the rest
 // are in depth-first pre-order with children in configuration order (pools
 // first, then operations, each in input order; fifo pools order their
 // operations by fifo_sort_parameters). Its buffers are reused by the next
 // update of the same Engine; every update overwrites what it reads.
 type tree struct {
-	elements []*element
+	el []element
+	// Indexed like el: names, functions (fnM for the root and pools only)
+	// and when the previous state says each element went below its fair
+	// share (zero when it does not).
+	names     []string
+	fnS       []vfunc
+	fnM       []sfunc
+	prevSince []time.Time
+	// pd and lz hold the pools' data and functions, by index in pools.
+	pd []poolData
+	lz []poolFn
 	// pools lists the root and the pools, in pre-order.
 	pools []int
 	total Resources
 	ones  Share
+	snap  *Snapshot
 	cfg   *TreeConfig
 	ws    workspace
 
-	store []element
-	kids  []int
-	vols  []volumeState
+	kids []int
+	vols []volumeState
 	// Index of the snapshot.
 	poolIdx map[PoolID]int
-	seenOps map[OperationID]int // operation index
+	opIdx   nameIndex // operation ids
 	// Per pool slot (0 the root, i+1 pool i): parent slot, and the child
 	// pools and operations as windows of poolList and opList.
 	poolParent         []int
@@ -136,10 +159,29 @@ type tree struct {
 	poolList, opList   []int
 	opPool             []int
 	opElem             []int
+	opFifo             []int // an operation's index in its fifo pool
 	poolElem           []int
 	scratchInts        []int
 	nodeShapes         []nodeShape
 }
+
+// children returns the indices of e's children.
+func (t *tree) children(e *element) []int { return t.kids[e.kidLo:e.kidHi] }
+
+// poolChildren returns the indices of e's child pools (its first children).
+func (t *tree) poolChildren(e *element) []int { return t.kids[e.kidLo : e.kidLo+e.poolKids] }
+
+// pool returns a pool's configuration.
+func (t *tree) pool(e *element) *PoolConfig { return &t.snap.Pools[e.src] }
+
+// op returns an operation's snapshot entry.
+func (t *tree) op(e *element) *Operation { return &t.snap.Operations[e.src] }
+
+// data returns the pool data of the root or a pool.
+func (t *tree) data(e *element) *poolData { return &t.pd[e.ord] }
+
+// vol returns the volume bookkeeping of the root or a pool.
+func (t *tree) vol(e *element) *volumeState { return &t.vols[e.src] }
 
 // build fills the tree from snap, reusing the tree's buffers.
 func (t *tree) build(snap *Snapshot) error {
@@ -153,6 +195,7 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	t.total = snap.Cluster.Total
 	t.ones = Ones(snap.Cluster.Total)
+	t.snap = snap
 	t.cfg = &snap.Tree
 	np, no := len(snap.Pools), len(snap.Operations)
 
@@ -194,11 +237,7 @@ func (t *tree) build(snap *Snapshot) error {
 		t.poolParent[i+1] = ps
 		t.poolStart[ps+1]++
 	}
-	if t.seenOps == nil {
-		t.seenOps = make(map[OperationID]int, no)
-	}
-	clear(t.seenOps)
-	seenOps := t.seenOps
+	t.opIdx.reset(no)
 	t.opPool = grow(t.opPool, no)
 	// An operation id may not be a pool name. The check runs once per pool
 	// after the loop (there are far fewer pools than operations); when the
@@ -220,9 +259,7 @@ func (t *tree) build(snap *Snapshot) error {
 		if err := o.Validate(); err != nil {
 			return clash(i, err)
 		}
-		n := len(seenOps)
-		seenOps[o.ID] = i // one map operation for the duplicate check and the index
-		if len(seenOps) == n {
+		if _, ok := t.opIdx.add(string(o.ID)); !ok {
 			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
 		ps, ok := slot(o.Pool)
@@ -234,7 +271,7 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	first := -1
 	for i := range snap.Pools {
-		if j, bad := seenOps[OperationID(snap.Pools[i].Name)]; bad && (first < 0 || j < first) {
+		if j, bad := t.opIdx.find(string(snap.Pools[i].Name)); bad && (first < 0 || j < first) {
 			first = j
 		}
 	}
@@ -264,16 +301,24 @@ func (t *tree) build(snap *Snapshot) error {
 
 	n := 1 + np + no
 	t.ws.reset(n)
-	t.store = grow(t.store, n)
-	t.elements = grow(t.elements, n)[:0]
+	t.el = grow(t.el, n)
+	t.names = grow(t.names, n)
+	t.fnS = grow(t.fnS, n)
+	t.fnM = grow(t.fnM, n)
+	t.prevSince = grow(t.prevSince, n)
+	clear(t.fnS)
+	clear(t.fnM)
+	clear(t.prevSince)
 	t.kids = grow(t.kids, n)[:0]
 	t.vols = grow(t.vols, np+1)
 	t.pools = t.pools[:0]
 	t.opElem = grow(t.opElem, no)
+	t.opFifo = grow(t.opFifo, no)
 	t.poolElem = grow(t.poolElem, np)
 	clear(t.vols)
-	t.store[0] = element{kind: KindRoot, name: RootID, parent: -1, vol: &t.vols[np]}
-	t.elements = append(t.elements, &t.store[0])
+	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
+	t.names[0] = RootID
+	next := 1 // index of the next element
 	t.pools = append(t.pools, 0)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
 	var add func(parent, key int, mode Mode, depth int) error
@@ -287,15 +332,15 @@ func (t *tree) build(snap *Snapshot) error {
 		nk := len(childPools) + len(ops)
 		t.kids = t.kids[:k0+nk]
 		children := t.kids[k0 : k0+nk : k0+nk]
-		t.elements[parent].children = children
-		t.elements[parent].poolKids = len(childPools)
+		pe := &t.el[parent]
+		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
 		for k, pi := range childPools {
 			p := &snap.Pools[pi]
-			idx := len(t.elements)
+			idx := next
+			next++
 			children[k] = idx
-			e := &t.store[idx]
-			*e = element{kind: KindPool, name: string(p.Name), parent: parent, depth: depth, pool: p, vol: &t.vols[pi]}
-			t.elements = append(t.elements, e)
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools))}
+			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
@@ -306,28 +351,22 @@ func (t *tree) build(snap *Snapshot) error {
 			sortFIFO(ops, snap.Operations, snap.Pools[key-1].FifoSortParameters)
 		}
 		for fi, oi := range ops {
-			idx := len(t.elements)
+			idx := next
+			next++
 			children[len(childPools)+fi] = idx
 			t.opElem[oi] = idx
-			e := &t.store[idx]
-			*e = element{kind: KindOperation, parent: parent, depth: depth, fifoIndex: fi}
-			t.initOperation(e, &snap.Operations[oi])
-			t.elements = append(t.elements, e)
+			t.opFifo[oi] = fi
 		}
-		t.poolAttributes(t.elements[parent])
 		return nil
 	}
 	if err := add(0, 0, ModeFairShare, 1); err != nil {
 		return err
 	}
-	t.sumIntegralRatios()
-	if len(t.elements) != n {
+	if next != n {
 		// Pools that are not reachable from the root form a cycle.
-		reached := make(map[string]bool, len(t.elements))
-		for _, e := range t.elements {
-			if e.kind != KindOperation {
-				reached[e.name] = true
-			}
+		reached := make(map[string]bool, next)
+		for _, i := range t.pools {
+			reached[t.names[i]] = true
 		}
 		for i := range snap.Pools {
 			if !reached[string(snap.Pools[i].Name)] {
@@ -335,11 +374,30 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
+	// Operations are read in their own order (the tree's order would read
+	// them scattered); each fills its element in place.
+	for oi := range snap.Operations {
+		ps := t.opPool[oi]
+		parent := 0
+		if ps > 0 {
+			parent = t.poolElem[ps-1]
+		}
+		idx := t.opElem[oi]
+		e := &t.el[idx]
+		*e = element{kind: KindOperation, parent: int32(parent), depth: t.el[parent].depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		t.initOperation(e, &snap.Operations[oi])
+		t.names[idx] = string(snap.Operations[oi].ID)
+	}
+	t.lz = grow(t.lz, len(t.pools))
+	t.pd = grow(t.pd, len(t.pools))
+	clear(t.pd)
+	// Pools' attributes sum their children's, so pools go bottom-up.
+	for k := len(t.pools) - 1; k >= 0; k-- {
+		t.poolAttributes(&t.el[t.pools[k]])
+	}
+	t.sumIntegralRatios()
 	return nil
 }
-
-// poolChildren returns the element's child pools (its first children).
-func (e *element) poolChildren() []int { return e.children[:e.poolKids] }
 
 // loadPrevious copies from the previous state when each pool and operation
 // went below its fair share. It walks the previous state's maps (smaller
@@ -347,13 +405,13 @@ func (e *element) poolChildren() []int { return e.children[:e.poolKids] }
 // entry sets its own element, so the maps' order does not matter.
 func (t *tree) loadPrevious(prev *State) {
 	for id, st := range prev.Operations {
-		if oi, ok := t.seenOps[id]; ok {
-			t.elements[t.opElem[oi]].prevSince = st.BelowFairShareSince
+		if oi, ok := t.opIdx.find(string(id)); ok {
+			t.prevSince[t.opElem[oi]] = st.BelowFairShareSince
 		}
 	}
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
-			t.elements[t.poolElem[pi]].prevSince = st.BelowFairShareSince
+			t.prevSince[t.poolElem[pi]] = st.BelowFairShareSince
 		}
 	}
 }

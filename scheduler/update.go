@@ -22,25 +22,34 @@ func Update(snap *Snapshot, prev *State) (*Result, error) {
 }
 
 func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
+	res := new(Result)
+	if err := t.run(res, false, snap, prev); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// run runs one update into res: a new Result, or (reuse) one to overwrite.
+func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	if prev == nil {
 		prev = &State{}
 	}
 	if !prev.LastUpdate.IsZero() && snap.Now.Before(prev.LastUpdate) {
-		return nil, fmt.Errorf("%w: update time %s is before the previous update %s", ErrInvalidConfig,
+		return fmt.Errorf("%w: update time %s is before the previous update %s", ErrInvalidConfig,
 			snap.Now.Format("2006-01-02T15:04:05.000Z07:00"), prev.LastUpdate.Format("2006-01-02T15:04:05.000Z07:00"))
 	}
 	if err := t.build(snap); err != nil {
-		return nil, err
+		return err
 	}
 	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
 	burst, relaxed := t.integralLists()
 	integral := append(append([]int(nil), burst...), relaxed...)
 	for _, i := range integral {
-		e := t.elements[i]
-		ps := prev.Pools[PoolID(e.name)]
-		e.vol.volume = ps.AccumulatedVolume
-		e.lastShareRatio = ps.LastIntegralShareRatio
+		e := &t.el[i]
+		ps := prev.Pools[PoolID(t.names[i])]
+		t.vol(e).volume = ps.AccumulatedVolume
+		t.data(e).lastShareRatio = ps.LastIntegralShareRatio
 	}
 	if !prev.LastUpdate.IsZero() {
 		dt := snap.Now.Sub(prev.LastUpdate).Seconds()
@@ -53,38 +62,73 @@ func (t *tree) update(snap *Snapshot, prev *State) (*Result, error) {
 	t.grantRelaxed(relaxed)
 	t.prepare(0)
 	t.distribute(0, 1)
-	return t.report(snap, prev, alerts), nil
+	t.limitedDemands()
+	t.report(res, reuse, snap, prev, alerts)
+	return nil
 }
 
 // report builds the Result in one pre-order pass: the detailed split of each
 // fair share (the root's total is the sum of its children's), the
 // starvation settings, statuses and job classes, and the state for the next
-// update.
-func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
-	res := &Result{
+// update. A reused Result keeps the memory of its records (job
+// classifications and integral attributes included) and of its state's
+// maps; every field is overwritten.
+func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, alerts []Alert) {
+	n := len(t.el)
+	elements := res.Elements
+	if !reuse || cap(elements) < n {
+		elements, reuse = make([]ElementResult, n), false
+	}
+	elements = elements[:n]
+	pools, ops := res.State.Pools, res.State.Operations
+	if pools == nil {
+		pools = make(map[PoolID]PoolState, len(prev.Pools))
+	} else {
+		clear(pools)
+	}
+	if ops != nil {
+		clear(ops)
+	}
+	*res = Result{
 		Now:      snap.Now,
 		Total:    t.total,
-		Elements: make([]ElementResult, len(t.elements)),
+		Elements: elements,
 		Alerts:   alerts,
 		State: State{
 			LastUpdate: snap.Now,
-			Pools:      make(map[PoolID]PoolState, len(prev.Pools)),
-			// Operations is filled after the pass, at its exact size.
+			Pools:      pools,
+			// Operations is filled after the pass, at its exact size when
+			// it is new.
+			Operations: ops,
 		},
 	}
-	root := t.elements[0]
+	root := &t.el[0]
 	var rootTotal, rootSG Share
-	for _, c := range root.children {
-		ce := t.elements[c]
+	for _, c := range t.children(root) {
+		ce := &t.el[c]
 		rootTotal = rootTotal.Add(ce.fairShare)
-		rootSG = rootSG.Add(ce.fairShare.Min(ce.sgs).ClampZero())
+		var sgs Share // operations have no guarantee
+		if ce.kind != KindOperation {
+			sgs = t.data(ce).sgs
+		}
+		rootSG = rootSG.Add(ce.fairShare.Min(sgs).ClampZero())
 	}
 	root.fairShare = rootTotal
-	rootIG := rootTotal.Sub(rootSG).Min(root.pis).ClampZero()
+	rootIG := rootTotal.Sub(rootSG).Min(t.data(root).pis).ClampZero()
 	below := t.scratchInts[:0] // operations below their fair share
-	for i, e := range t.elements {
+	var none poolData          // an operation's
+	for i := range t.el {
+		e := &t.el[i]
+		pd := &none
+		if e.kind != KindOperation {
+			pd = t.data(e)
+		}
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
+		jobs, integral := r.Jobs, r.Integral
+		if reuse {
+			*r = ElementResult{}
+		}
 		var st starvation
 		if e.kind == KindRoot {
 			r.FairShare = DetailedShare{
@@ -94,18 +138,18 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 				Total:              rootTotal,
 			}
 		} else {
-			splitShareInto(&r.FairShare, &e.fairShare, &e.sgs, &e.pis)
+			splitShareInto(&r.FairShare, &e.fairShare, &pd.sgs, &pd.pis)
 			st = t.computeStatus(i, snap.Now)
 		}
 		// Field by field into the zeroed record (no temporary copy).
 		r.Kind = e.kind
-		r.Name = e.name
-		r.Depth = e.depth
+		r.Name = t.names[i]
+		r.Depth = int(e.depth)
 		r.DemandShare = e.demandShare
 		r.UsageShare = e.usageShare
 		r.LimitsShare = e.limitsShare
-		r.StrongGuaranteeShare = e.sgs
-		r.ProposedIntegralShare = e.pis
+		r.StrongGuaranteeShare = pd.sgs
+		r.ProposedIntegralShare = pd.pis
 		r.DominantResource = e.dominant
 		r.Weight = e.weight
 		r.ResourceDemand = e.demand
@@ -117,46 +161,46 @@ func (t *tree) report(snap *Snapshot, prev *State, alerts []Alert) *Result {
 		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
 		r.BelowFairShareSince = st.since
 		r.Satisfaction = LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare)
-		r.FifoIndex = e.fifoIndex
-		if e.fnS != nil {
+		r.FifoIndex = int(e.fifoIndex)
+		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
 		}
 		if e.parent >= 0 {
-			r.Parent = t.elements[e.parent].name
+			r.Parent = t.names[e.parent]
 		}
 		if e.kind != KindOperation {
-			r.EffectiveStrongGuaranteeResources = e.effectiveSG
-			r.TotalBurstRatio = e.totalBurstRatio
-			r.TotalResourceFlowRatio = e.totalFlowRatio
+			r.EffectiveStrongGuaranteeResources = pd.effectiveSG
+			r.TotalBurstRatio = pd.totalBurstRatio
+			r.TotalResourceFlowRatio = pd.totalFlowRatio
 		}
 		switch e.kind {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
-			if e.integral != GuaranteeNone {
-				ps.AccumulatedVolume = e.vol.volume
-				ps.LastIntegralShareRatio = e.lastShareRatio
-				r.Integral = t.integralAttributes(e)
+			if pd.integral != GuaranteeNone {
+				ps.AccumulatedVolume = t.vol(e).volume
+				ps.LastIntegralShareRatio = pd.lastShareRatio
+				r.Integral = t.integralAttributes(e, integral)
 			}
 			if ps != (PoolState{}) {
-				res.State.Pools[PoolID(e.name)] = ps
+				res.State.Pools[PoolID(t.names[i])] = ps
 			}
 		case KindOperation:
 			if !st.since.IsZero() {
-				e.prevSince = st.since // the next state's entry, see below
+				t.prevSince[i] = st.since // the next state's entry, see below
 				below = append(below, i)
 			}
 			if e.hasJobs {
-				t.classifyJobs(e, r)
+				t.classifyJobs(e, r, jobs)
 			}
 		}
 	}
-	res.State.Operations = make(map[OperationID]OperationState, len(below))
+	if res.State.Operations == nil {
+		res.State.Operations = make(map[OperationID]OperationState, len(below))
+	}
 	for _, i := range below {
-		e := t.elements[i]
-		res.State.Operations[OperationID(e.name)] = OperationState{BelowFairShareSince: e.prevSince}
+		res.State.Operations[OperationID(t.names[i])] = OperationState{BelowFairShareSince: t.prevSince[i]}
 	}
 	t.scratchInts = below[:0]
-	return res
 }
 
 // byStart orders jobs by start time, then id.
@@ -167,15 +211,15 @@ func byStart(a, b Job) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// classifyJobs classifies an operation's running jobs in start order and
-// counts them by class.
-func (t *tree) classifyJobs(e *element, r *ElementResult) {
-	jobs := e.op.Jobs
+// classifyJobs classifies an operation's running jobs in start order (into
+// the memory of dst) and counts them by class.
+func (t *tree) classifyJobs(e *element, r *ElementResult, dst []JobClassification) {
+	jobs := t.op(e).Jobs
 	if !slices.IsSortedFunc(jobs, byStart) {
 		jobs = slices.Clone(jobs)
 		slices.SortStableFunc(jobs, byStart)
 	}
-	r.Jobs = ClassifyJobs(ClassifyInput{
+	r.Jobs = classifyJobsInto(dst, ClassifyInput{
 		FairShare:           e.fairShare,
 		Demand:              e.demandShare,
 		Total:               t.total,
@@ -196,23 +240,32 @@ func (t *tree) classifyJobs(e *element, r *ElementResult) {
 	}
 }
 
-func (t *tree) integralAttributes(e *element) *IntegralAttributes {
-	ig := e.pool.IntegralGuarantees
-	a := &IntegralAttributes{
-		GuaranteeType:                  e.integral,
-		AccumulatedResourceVolume:      e.vol.volume,
-		AccumulatedResourceRatioVolume: minRatio(e.vol.volume, t.total),
-		IntegralPoolCapacity:           t.total.Scale(e.flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
-		SpecifiedBurstRatio:            maxRatio(ig.BurstGuaranteeResources.OrZero(), t.total),
-		SpecifiedResourceFlowRatio:     e.flowRatio,
-		LastShareRatio:                 e.lastShareRatio,
+// integralAttributes returns a pool's integral attributes, in a (when not
+// nil) or a new record.
+func (t *tree) integralAttributes(e *element, a *IntegralAttributes) *IntegralAttributes {
+	ig := t.pool(e).IntegralGuarantees
+	if a == nil {
+		a = new(IntegralAttributes)
 	}
-	if e.integral == GuaranteeRelaxed {
+	est := a.EstimatedBurstUsageDurationSeconds
+	*a = IntegralAttributes{
+		GuaranteeType:                  t.data(e).integral,
+		AccumulatedResourceVolume:      t.vol(e).volume,
+		AccumulatedResourceRatioVolume: minRatio(t.vol(e).volume, t.total),
+		IntegralPoolCapacity:           t.total.Scale(t.data(e).flowRatio).Round().Scale(t.cfg.Integral.PoolCapacitySaturationPeriod.Seconds()),
+		SpecifiedBurstRatio:            maxRatio(ig.BurstGuaranteeResources.OrZero(), t.total),
+		SpecifiedResourceFlowRatio:     t.data(e).flowRatio,
+		LastShareRatio:                 t.data(e).lastShareRatio,
+	}
+	if t.data(e).integral == GuaranteeRelaxed {
 		a.SpecifiedBurstRatio = 0
 	}
 	if d := a.SpecifiedBurstRatio - a.SpecifiedResourceFlowRatio; d > largeEpsilon {
-		v := a.AccumulatedResourceRatioVolume / d
-		a.EstimatedBurstUsageDurationSeconds = &v
+		if est == nil {
+			est = new(float64)
+		}
+		*est = a.AccumulatedResourceRatioVolume / d
+		a.EstimatedBurstUsageDurationSeconds = est
 	}
 	return a
 }
@@ -223,14 +276,14 @@ func (t *tree) integralAttributes(e *element) *IntegralAttributes {
 // unlimited; an empty setting protects nothing.
 func (t *tree) usageThreshold(e *element) Resources {
 	setting := t.cfg.NonPreemptibleResourceUsageThreshold
-	for i := e.parent; i > 0; i = t.elements[i].parent {
-		if p := t.elements[i].pool.NonPreemptibleResourceUsageThreshold; p != nil {
+	for i := e.parent; i > 0; i = t.el[i].parent {
+		if p := t.pool(&t.el[i]).NonPreemptibleResourceUsageThreshold; p != nil {
 			setting = *p
 			break
 		}
 	}
 	th := thresholdResources(setting)
-	if o := e.op.NonPreemptibleResourceUsageThreshold; o != nil {
+	if o := t.op(e).NonPreemptibleResourceUsageThreshold; o != nil {
 		th = th.Min(thresholdResources(*o))
 	}
 	return th

@@ -1,39 +1,29 @@
 package scheduler
 
 // workspace holds the scratch buffers reused while the fit-factor functions
-// of one update are built, and the arena that keeps the functions an update
-// needs afterwards (every element's FairShareBySuggestion, and the pools'
-// MaxFitFactorBySuggestion). Functions are built in scratch space and copied
-// into the arena with their exact size, so one update allocates a few large
-// chunks instead of several small slices per element. An Engine keeps the
-// workspace, chunks included, for its next update: nothing an update returns
-// points into it.
+// of one update are built, and the arena that keeps the operations'
+// FairShareBySuggestion (pools keep theirs in tree.lz). Functions are built
+// in place in the arena, so one update allocates a few large chunks instead
+// of several small slices per operation. An Engine keeps the workspace,
+// chunks included, for its next update: nothing an update returns points
+// into it.
 type workspace struct {
-	f     vfunc
-	sig   []sigmaVertex
-	m     sfunc
-	terms []scaledChild
-	fifo  []vfunc
-	sugg  []float64
+	f    vfunc
+	sig  []sigmaVertex
+	m    sfunc
+	fifo []vfunc
+	sugg []float64
 
-	// sumScaled
-	slopes  []Share
-	pending []Share
-	ends    []int
-	heap    cursorHeap
+	// sum is sumScaled's sweep.
+	sum childSum
 
 	vArena arena[vpoint]
-	sArena arena[spoint]
 }
 
 // reset makes the arena reusable for a tree of n elements.
 func (w *workspace) reset(n int) {
 	w.vArena.reset(4 * n)
-	w.sArena.reset(n)
 }
-
-// keepS copies f into the arena.
-func (w *workspace) keepS(f sfunc) sfunc { return sfunc(w.sArena.keep(f)) }
 
 // maxChunk bounds the size of one arena chunk (in points).
 const maxChunk = 1 << 16

@@ -1,0 +1,81 @@
+package scheduler
+
+// nameIndex maps the names of a list (operation ids, pool names) to their
+// index in it: an open-addressing table with a hash tag per slot, rebuilt
+// every update in the table's memory. Nothing depends on its layout but
+// the lookups' speed.
+type nameIndex struct {
+	keys  []string
+	slots []nameSlot
+	mask  int
+}
+
+// nameSlot is one slot of a nameIndex: idx is the index plus one (0: empty)
+// and tag the high half of the name's hash.
+type nameSlot struct {
+	tag uint32
+	idx int32
+}
+
+// reset empties the index for a list of n names.
+func (x *nameIndex) reset(n int) {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(x.slots) < size {
+		x.slots = make([]nameSlot, size)
+	} else {
+		x.slots = x.slots[:size]
+		clear(x.slots)
+	}
+	x.mask = size - 1
+	clear(x.keys)
+	x.keys = x.keys[:0]
+}
+
+// hashName is FNV-1a.
+func hashName(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// add gives key the next index; when key is already there it adds nothing
+// and returns the index it has and false.
+func (x *nameIndex) add(key string) (int, bool) {
+	h := hashName(key)
+	tag := uint32(h >> 32)
+	for i := int(h^h>>29) & x.mask; ; i = (i + 1) & x.mask {
+		s := &x.slots[i]
+		if s.idx == 0 {
+			x.keys = append(x.keys, key)
+			*s = nameSlot{tag: tag, idx: int32(len(x.keys))}
+			return len(x.keys) - 1, true
+		}
+		if s.tag == tag && x.keys[s.idx-1] == key {
+			return int(s.idx - 1), false
+		}
+	}
+}
+
+// find returns key's index.
+func (x *nameIndex) find(key string) (int, bool) {
+	if len(x.slots) == 0 {
+		return 0, false
+	}
+	h := hashName(key)
+	tag := uint32(h >> 32)
+	for i := int(h^h>>29) & x.mask; ; i = (i + 1) & x.mask {
+		s := &x.slots[i]
+		if s.idx == 0 {
+			return 0, false
+		}
+		if s.tag == tag && x.keys[s.idx-1] == key {
+			return int(s.idx - 1), true
+		}
+	}
+}
