@@ -115,7 +115,7 @@ func (l *Ledger) pass(m *passRequest) *passResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releaseLocked(m.done)
-	res := &passResult{gone: make([]bool, len(m.check))}
+	res := &passResult{ledger: l, gone: make([]bool, len(m.check))}
 	for i, id := range m.check {
 		_, ok := l.ops[id]
 		res.gone[i] = !ok

@@ -164,6 +164,7 @@ type passRequest struct {
 
 // passResult is the placer's answer to a passRequest.
 type passResult struct {
+	ledger     *Ledger
 	gone       []bool
 	started    []startedJob
 	interrupts []interruptOrder

@@ -78,13 +78,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *passResult:
 		n.finishHeartbeat(ctx, m)
-		// Messages that arrived during the pass, in arrival order, until one
-		// of them starts another pass.
-		for n.inflight == nil && len(n.deferred) > 0 {
-			next := n.deferred[0]
-			n.deferred = n.deferred[1:]
-			n.handle(ctx, next)
-		}
+		n.drainDeferred(ctx)
 	case *actor.Stopping:
 		if n.inflight != nil {
 			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
@@ -94,6 +88,13 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
 		}
 	default:
+		if n.inflight != nil && n.cfg.Now().Sub(n.inflight.since) > n.cfg.RequestTimeout {
+			// The placer did not answer (its tree was removed): give up on
+			// the heartbeat; the agent sends the next one.
+			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: the tree's placer did not answer within %s", n.id, n.cfg.RequestTimeout))
+			n.inflight = nil
+			n.drainDeferred(ctx)
+		}
 		if n.inflight != nil {
 			// One heartbeat at a time: what arrives while the placer works
 			// on the current one waits its turn.
@@ -104,6 +105,16 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			return
 		}
 		n.handle(ctx, m)
+	}
+}
+
+// drainDeferred handles the messages that arrived during a pass, in
+// arrival order, until one of them starts another pass.
+func (n *nodeActor) drainDeferred(ctx actor.Context) {
+	for n.inflight == nil && len(n.deferred) > 0 {
+		next := n.deferred[0]
+		n.deferred = n.deferred[1:]
+		n.handle(ctx, next)
 	}
 }
 
@@ -222,7 +233,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 			j.abortReason = "operation finished"
 		}
 	}
-	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq}
+	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now}
 	if n.tree == nil {
 		// In no tree: nothing to place.
 		n.finishHeartbeat(ctx, &passResult{gone: make([]bool, len(checkIDs))})
@@ -285,6 +296,7 @@ type heartbeatInFlight struct {
 	// pass checks, in the order of its gone answers.
 	ids, checkIDs []string
 	seq           uint64
+	since         time.Time
 }
 
 // finishHeartbeat completes the heartbeat in flight with the placer's
@@ -293,6 +305,13 @@ type heartbeatInFlight struct {
 func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	h := n.inflight
 	if h == nil {
+		// An answer after the heartbeat was given up: the jobs it started
+		// never reach the node, so they go back to pending.
+		done := make([]finishing, len(res.started))
+		for i, st := range res.started {
+			done[i] = finishing{ref: st.ref, requeue: true}
+		}
+		res.ledger.release(done)
 		return
 	}
 	n.inflight = nil
