@@ -184,12 +184,11 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		return sum
 	}
-	bound := e.fairShare.AddScalar(epsilon)
-	if !bound.Dominates(sumAt(f)) {
+	if sum := sumAt(f); !coversWithin(&e.fairShare, epsilon, &sum) {
 		lo, hi := e.fLo, f
 		for range 64 {
 			mid := (lo + hi) / 2
-			if bound.Dominates(sumAt(mid)) {
+			if sum := sumAt(mid); coversWithin(&e.fairShare, epsilon, &sum) {
 				lo = mid
 			} else {
 				hi = mid
