@@ -246,15 +246,14 @@ func (t *tree) limitedDemands() {
 				continue
 			}
 		}
+		// (Building the pool's F read every child's first point, which
+		// built the operations' functions.)
 		var sum Share
 		for _, c := range t.children(e) {
-			ce := &t.el[c]
-			t.pull(c, 0)
-			if ce.scale <= 0 {
-				fn, _ := t.finalS(c)
-				sum = sum.Add(fn[0].l)
+			if ce := &t.el[c]; ce.scale <= 0 {
+				addTo(&sum, &t.fnS[c][0].l)
 			} else {
-				sum = sum.Add(ce.limitedDemand)
+				addTo(&sum, &ce.limitedDemand)
 			}
 		}
 		near := false
