@@ -10,10 +10,11 @@ import "math"
 // (past the first fit factor at which it exceeds its limits, say, which for
 // the root of a cluster with more demand than resources comes early). So a
 // pool's functions are built from the first points of F, as many as what
-// reads them needs, and built again from more points when that is not
-// enough (twice as many each time): its children's sum asks the children
-// for their points as it goes (childSum.has), and the evaluations ask for
-// the points around their suggestion (sAt, mAt).
+// reads them needs, and continued from where they stopped when that is not
+// enough (to twice as many of F's points each time): its children's sum
+// asks the children for their points as it goes (childSum.has), and the
+// evaluations ask for the points around their suggestion (sAt, mAt). An
+// operation's functions (a few points) are built whole, when first read.
 //
 // The points built are exactly those building the whole function would
 // give: the children's sum emits its points in order, each final once
@@ -118,9 +119,9 @@ func (t *tree) mAt(i int, s float64) float64 {
 	return t.fnM[i].at(s)
 }
 
-// extend builds pool i's functions again from more of F: twice as many
-// points as the last build read, and enough to make point need of S final
-// if F's points map to S's one to one.
+// extend continues pool i's functions from more of F: twice as many points
+// as the last build read, and enough to make point need of S final if F's
+// points map to S's one to one.
 func (t *tree) extend(i, need int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
