@@ -60,9 +60,13 @@ func (t *tree) initPool(i int) {
 }
 
 // finalS returns the final points of element c's FairShareBySuggestion and
-// whether they are all of it.
+// whether they are all of it (an operation's are built first if need be).
 func (t *tree) finalS(c int) (vfunc, bool) {
 	if e := &t.el[c]; !e.sDone {
+		if e.kind == KindOperation {
+			t.buildOperation(c)
+			return t.fnS[c], true
+		}
 		return t.fnS[c][:t.lz[e.ord].sFinal], false
 	}
 	return t.fnS[c], true
@@ -72,10 +76,7 @@ func (t *tree) finalS(c int) (vfunc, bool) {
 // function complete) and returns finalS.
 func (t *tree) pull(c, j int) (vfunc, bool) {
 	e := &t.el[c]
-	if !e.sDone && e.kind == KindOperation {
-		t.buildOperation(c)
-	}
-	for !e.sDone && t.lz[e.ord].sFinal <= j {
+	for !e.sDone && e.kind != KindOperation && t.lz[e.ord].sFinal <= j {
 		t.extend(c, j)
 	}
 	return t.finalS(c)
