@@ -61,16 +61,31 @@ func (t *tree) computeScales() {
 // descendant that has none yet (functions already built are reused): an
 // operation's at once, a pool's on demand (see lazy.go).
 func (t *tree) prepare(i int) {
+	if i == 0 {
+		// The whole tree: children come after their parent, so one pass
+		// from the end prepares every child before its parent.
+		for k := len(t.el) - 1; k >= 0; k-- {
+			if !t.el[k].prepared {
+				t.prepareOne(k)
+			}
+		}
+		return
+	}
 	e := &t.el[i]
 	if e.prepared {
 		return
 	}
-	kids := t.children(e)
-	for _, c := range kids {
+	for _, c := range t.children(e) {
 		t.prepare(c)
 	}
+	t.prepareOne(i)
+}
+
+// prepareOne is prepare for an element whose children are prepared.
+func (t *tree) prepareOne(i int) {
+	e := &t.el[i]
 	e.varies = 0
-	for _, c := range kids {
+	for _, c := range t.children(e) {
 		e.varies |= t.el[c].varies
 	}
 	e.prepared = true
@@ -184,12 +199,11 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		return sum
 	}
-	bound := e.fairShare.AddScalar(epsilon)
-	if !bound.Dominates(sumAt(f)) {
+	if sum := sumAt(f); !coversWithin(&e.fairShare, epsilon, &sum) {
 		lo, hi := e.fLo, f
 		for range 64 {
 			mid := (lo + hi) / 2
-			if bound.Dominates(sumAt(mid)) {
+			if sum := sumAt(mid); coversWithin(&e.fairShare, epsilon, &sum) {
 				lo = mid
 			} else {
 				hi = mid

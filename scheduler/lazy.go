@@ -10,10 +10,11 @@ import "math"
 // (past the first fit factor at which it exceeds its limits, say, which for
 // the root of a cluster with more demand than resources comes early). So a
 // pool's functions are built from the first points of F, as many as what
-// reads them needs, and built again from more points when that is not
-// enough (twice as many each time): its children's sum asks the children
-// for their points as it goes (childSum.has), and the evaluations ask for
-// the points around their suggestion (sAt, mAt).
+// reads them needs, and continued from where they stopped when that is not
+// enough (to twice as many of F's points each time): its children's sum
+// asks the children for their points as it goes (childSum.has), and the
+// evaluations ask for the points around their suggestion (sAt, mAt). An
+// operation's functions (a few points) are built whole, when first read.
 //
 // The points built are exactly those building the whole function would
 // give: the children's sum emits its points in order, each final once
@@ -59,9 +60,13 @@ func (t *tree) initPool(i int) {
 }
 
 // finalS returns the final points of element c's FairShareBySuggestion and
-// whether they are all of it.
+// whether they are all of it (an operation's are built first if need be).
 func (t *tree) finalS(c int) (vfunc, bool) {
 	if e := &t.el[c]; !e.sDone {
+		if e.kind == KindOperation {
+			t.buildOperation(c)
+			return t.fnS[c], true
+		}
 		return t.fnS[c][:t.lz[e.ord].sFinal], false
 	}
 	return t.fnS[c], true
@@ -71,10 +76,7 @@ func (t *tree) finalS(c int) (vfunc, bool) {
 // function complete) and returns finalS.
 func (t *tree) pull(c, j int) (vfunc, bool) {
 	e := &t.el[c]
-	if !e.sDone && e.kind == KindOperation {
-		t.buildOperation(c)
-	}
-	for !e.sDone && t.lz[e.ord].sFinal <= j {
+	for !e.sDone && e.kind != KindOperation && t.lz[e.ord].sFinal <= j {
 		t.extend(c, j)
 	}
 	return t.finalS(c)
@@ -118,9 +120,9 @@ func (t *tree) mAt(i int, s float64) float64 {
 	return t.fnM[i].at(s)
 }
 
-// extend builds pool i's functions again from more of F: twice as many
-// points as the last build read, and enough to make point need of S final
-// if F's points map to S's one to one.
+// extend continues pool i's functions from more of F: twice as many points
+// as the last build read, and enough to make point need of S final if F's
+// points map to S's one to one.
 func (t *tree) extend(i, need int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
@@ -246,15 +248,14 @@ func (t *tree) limitedDemands() {
 				continue
 			}
 		}
+		// (Building the pool's F read every child's first point, which
+		// built the operations' functions.)
 		var sum Share
 		for _, c := range t.children(e) {
-			ce := &t.el[c]
-			t.pull(c, 0)
-			if ce.scale <= 0 {
-				fn, _ := t.finalS(c)
-				sum = sum.Add(fn[0].l)
+			if ce := &t.el[c]; ce.scale <= 0 {
+				addTo(&sum, &t.fnS[c][0].l)
 			} else {
-				sum = sum.Add(ce.limitedDemand)
+				addTo(&sum, &ce.limitedDemand)
 			}
 		}
 		near := false

@@ -60,7 +60,7 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 	tol := e.tolerance
 	if e.kind == KindOperation {
 		if !e.unschedulable {
-			if e.fairShare.AddScalar(largeEpsilon).Dominates(e.demandShare) {
+			if coversWithin(&e.fairShare, largeEpsilon, &e.demandShare) {
 				tol = 1.0
 			}
 			e.tolerance = tol
@@ -129,6 +129,11 @@ func belowFairShare(fair, demand, usage *Share, tol float64) Status {
 // share (the largest ratio); otherwise the largest ratio over resources whose
 // demand is not fully granted (the smallest ratio when all are).
 func LocalSatisfaction(usage, fair, demand Share) float64 {
+	return localSatisfaction(&usage, &fair, &demand)
+}
+
+// localSatisfaction is LocalSatisfaction with the vectors by reference.
+func localSatisfaction(usage, fair, demand *Share) float64 {
 	if fair.MaxComponent() <= epsilon {
 		return math.Inf(1)
 	}
@@ -169,4 +174,15 @@ func LocalSatisfaction(usage, fair, demand Share) float64 {
 		return 1
 	}
 	return m
+}
+
+// coversWithin reports whether a + eps >= b in every resource (as
+// a.AddScalar(eps).Dominates(b), without the temporaries).
+func coversWithin(a *Share, eps float64, b *Share) bool {
+	for r := range a {
+		if a[r]+eps < b[r] {
+			return false
+		}
+	}
+	return true
 }

@@ -160,7 +160,7 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.EffectiveFairShareStarvationTolerance = e.tolerance
 		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
 		r.BelowFairShareSince = st.since
-		r.Satisfaction = LocalSatisfaction(e.usageShare, e.fairShare, e.demandShare)
+		r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
 		r.FifoIndex = int(e.fifoIndex)
 		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
