@@ -81,6 +81,10 @@ type treeActor struct {
 	// their last operation does.
 	ephemeral map[scheduler.PoolID]ephemeralPool
 
+	// opStarvation is each operation's starvation status at the last
+	// update, and the update that saw it (older entries are gone operations).
+	opStarvation map[string]opStarv
+
 	lastFairShareEvent time.Time
 	updates            int
 }
@@ -364,6 +368,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updates++
 	t.state = m.res.State
 	t.ledger.setResult(m.res)
+	t.operationStarvation(m.res)
 	for i := range m.res.Elements {
 		e := &m.res.Elements[i]
 		if e.Kind != scheduler.KindPool {

@@ -92,6 +92,17 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 			if n < 4 {
 				t.Errorf("%d preemption events, want >= 4", n)
 			}
+			// The guaranteed operation's starvation was an event.
+			sf, _ := subjects.EventsFilter("physical", subjects.EventStarvation)
+			starved := false
+			for _, ev := range c.events(t, sf) {
+				if s := ev.GetStarvation(); s.GetOperationId() == guaranteed && s.GetTo() == "starving" && s.GetPool() == "guaranteed" {
+					starved = true
+				}
+			}
+			if !starved {
+				t.Errorf("no starvation event of operation %s", guaranteed)
+			}
 			// The job events say how each interrupted job ended.
 			jf, _ := subjects.EventsFilter("physical", subjects.EventJob)
 			var ended int

@@ -634,7 +634,10 @@ func (x *FairShareSnapshot) GetError() string {
 // StarvationEvent is a change of a pool's starvation status.
 type StarvationEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Pool  string                 `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	// pool whose status changed; for an operation, its pool.
+	Pool string `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	// operation_id is set when the change is an operation's.
+	OperationId string `protobuf:"bytes,7,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
 	// from and to: "non_starving", "starving", "aggressively_starving".
 	From                string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
 	To                  string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
@@ -678,6 +681,13 @@ func (*StarvationEvent) Descriptor() ([]byte, []int) {
 func (x *StarvationEvent) GetPool() string {
 	if x != nil {
 		return x.Pool
+	}
+	return ""
+}
+
+func (x *StarvationEvent) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
 	}
 	return ""
 }
@@ -878,9 +888,10 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\x0foperation_count\x18\x02 \x01(\x05R\x0eoperationCount\x12\x1d\n" +
 	"\n" +
 	"node_count\x18\x03 \x01(\x05R\tnodeCount\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\xda\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xfd\x01\n" +
 	"\x0fStarvationEvent\x12\x12\n" +
-	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x12\n" +
+	"\x04pool\x18\x01 \x01(\tR\x04pool\x12!\n" +
+	"\foperation_id\x18\a \x01(\tR\voperationId\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\tR\x02to\x12\x1d\n" +
 	"\n" +
