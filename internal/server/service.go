@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -20,27 +21,10 @@ type service struct {
 	rejected atomic.Uint64
 }
 
-// httpish maps a typed code to the micro error code header.
-func httpish(c pb.ErrorCode) int {
-	switch c {
-	case pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, pb.ErrorCode_ERROR_CODE_NODE_MISMATCH:
-		return 400
-	case pb.ErrorCode_ERROR_CODE_NOT_FOUND:
-		return 404
-	case pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT:
-		return 409
-	case pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED:
-		return 429
-	case pb.ErrorCode_ERROR_CODE_UNAVAILABLE:
-		return 503
-	}
-	return 500
-}
-
 func (s *service) fail(req micro.Request, e *pb.Error) {
 	s.rejected.Add(1)
 	data, _ := proto.Marshal(e)
-	_ = req.Error(strconv.Itoa(httpish(e.GetCode())), e.GetMessage(), data)
+	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
 }
 
 func (s *service) respond(req micro.Request, m proto.Message) {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -122,7 +123,7 @@ func (h *handlers) fail(req micro.Request, e *pb.Error) {
 		h.logger.Debug("request refused", "subject", req.Subject(), "code", e.GetCode().String(), "rule", e.GetRule(), "err", e.GetMessage())
 	}
 	data, _ := proto.Marshal(e)
-	_ = req.Error(strconv.Itoa(StatusCode(e.GetCode())), e.GetMessage(), data)
+	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
 }
 
 func (h *handlers) reply(req micro.Request, m proto.Message, err error) {
@@ -136,22 +137,6 @@ func (h *handlers) reply(req micro.Request, m proto.Message, err error) {
 		return
 	}
 	_ = req.Respond(data)
-}
-
-// StatusCode maps a typed code to the micro error code header (HTTP-like,
-// as the scheduler service does).
-func StatusCode(c pb.ErrorCode) int {
-	switch c {
-	case pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT:
-		return 400
-	case pb.ErrorCode_ERROR_CODE_NOT_FOUND:
-		return 404
-	case pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, pb.ErrorCode_ERROR_CODE_CONFLICT:
-		return 409
-	case pb.ErrorCode_ERROR_CODE_UNAVAILABLE:
-		return 503
-	}
-	return 500
 }
 
 // ErrorProto maps an error of this package to the wire's typed Error:

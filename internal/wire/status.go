@@ -1,0 +1,22 @@
+package wire
+
+import pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+
+// StatusCode maps a typed error code to the HTTP-like code every sharetree
+// micro service puts in its Nats-Service-Error-Code header.
+func StatusCode(c pb.ErrorCode) int {
+	switch c {
+	case pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, pb.ErrorCode_ERROR_CODE_NODE_MISMATCH:
+		return 400
+	case pb.ErrorCode_ERROR_CODE_NOT_FOUND:
+		return 404
+	case pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION,
+		pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT, pb.ErrorCode_ERROR_CODE_CONFLICT:
+		return 409
+	case pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED:
+		return 429
+	case pb.ErrorCode_ERROR_CODE_UNAVAILABLE:
+		return 503
+	}
+	return 500
+}
