@@ -126,7 +126,14 @@ func (h *handlers) fail(req micro.Request, e *pb.Error) {
 	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
 }
 
+// errAnswered is returned by a handler step that has already answered the
+// request (with a typed error); reply then sends nothing more.
+var errAnswered = errors.New("treeconf: request already answered")
+
 func (h *handlers) reply(req micro.Request, m proto.Message, err error) {
+	if errors.Is(err, errAnswered) {
+		return
+	}
 	if err != nil {
 		h.fail(req, ErrorProto(err))
 		return
