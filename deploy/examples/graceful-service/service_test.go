@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sharetree/sharetree/internal/testutil"
 	"io"
 	"net/http"
 	"os"
@@ -103,7 +104,7 @@ func startInstance(t *testing.T, dir, id string, args ...string) *instance {
 			t.Logf("%s stderr:\n%s", id, in.stderr.String())
 		}
 	})
-	eventually(t, id+" registered", func() bool {
+	testutil.WaitFor(t, 60*time.Second, id+" registered", func() bool {
 		_, ok, _ := registry.Lookup(dir, id)
 		return ok
 	})
@@ -116,19 +117,6 @@ func (in *instance) exited() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// eventually polls cond until it holds; it fails the test if it never
-// does within a generous bound (a hang guard, not a timing assertion).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -206,7 +194,7 @@ func TestInterruptedInstanceDrainsWithoutFailures(t *testing.T) {
 			i2 := startInstance(t, dir, "op.0.1.0")
 			c := client.New(dir, client.Options{})
 			l := startLoad(c, 6, "/work?ms=20")
-			eventually(t, "both instances serving", func() bool {
+			testutil.WaitFor(t, 60*time.Second, "both instances serving", func() bool {
 				s := c.Stats()
 				return s.PerInstance[i1.id] >= 10 && s.PerInstance[i2.id] >= 10
 			})
@@ -233,7 +221,7 @@ func TestInterruptedInstanceDrainsWithoutFailures(t *testing.T) {
 					}
 					ch <- result{body: string(b), err: err}
 				}()
-				eventually(t, "the long request in flight on i1", func() bool { return running(dir, i1.id, 1500) || len(ch) > 0 })
+				testutil.WaitFor(t, 60*time.Second, "the long request in flight on i1", func() bool { return running(dir, i1.id, 1500) || len(ch) > 0 })
 				select {
 				case r := <-ch:
 					t.Logf("the long request finished before the signal (%v); again", r.err)
@@ -246,7 +234,7 @@ func TestInterruptedInstanceDrainsWithoutFailures(t *testing.T) {
 				long = ch
 			}
 
-			eventually(t, "i1 to exit", i1.exited)
+			testutil.WaitFor(t, 60*time.Second, "i1 to exit", i1.exited)
 			if i1.code != 0 {
 				t.Fatalf("i1 exited %d, want 0; stderr:\n%s", i1.code, i1.stderr.String())
 			}
@@ -271,7 +259,7 @@ func TestInterruptedInstanceDrainsWithoutFailures(t *testing.T) {
 
 			// The load goes on against i2 alone.
 			after := c.Stats().PerInstance[i2.id]
-			eventually(t, "i2 to take the load", func() bool { return c.Stats().PerInstance[i2.id] >= after+30 })
+			testutil.WaitFor(t, 60*time.Second, "i2 to take the load", func() bool { return c.Stats().PerInstance[i2.id] >= after+30 })
 			if errs := l.finish(); len(errs) > 0 {
 				t.Errorf("%d requests failed, first: %v", len(errs), errs[0])
 			}
@@ -284,7 +272,7 @@ func TestInterruptedInstanceDrainsWithoutFailures(t *testing.T) {
 			if err := i2.cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "i2 to exit", i2.exited)
+			testutil.WaitFor(t, 60*time.Second, "i2 to exit", i2.exited)
 			if i2.code != 0 {
 				t.Errorf("i2 exited %d", i2.code)
 			}
@@ -303,11 +291,11 @@ func TestDrainTimeoutExitsNonZero(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	eventually(t, "the request in flight", func() bool { return running(dir, in.id, 600000) })
+	testutil.WaitFor(t, 60*time.Second, "the request in flight", func() bool { return running(dir, in.id, 600000) })
 	if err := in.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the instance to exit", in.exited)
+	testutil.WaitFor(t, 60*time.Second, "the instance to exit", in.exited)
 	if in.code != exitDrainFail {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", in.code, exitDrainFail, in.stderr.String())
 	}
