@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sharetree/sharetree/internal/testutil"
 	"io"
 	"net/http"
 	"os"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/sharetree/sharetree/deploy/examples/graceful-service/client"
 	"github.com/sharetree/sharetree/deploy/examples/graceful-service/registry"
+	"github.com/sharetree/sharetree/internal/testutil"
 )
 
 // binary is the service built once for the package's tests.
