@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("configuration service: %w", err)
 	}
-	s.service = &service{sys: s.sys}
+	s.service = &service{sys: s.sys, nc: nc}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: subjects.SchedulerService, Version: Version,
 		Description: "sharetree scheduler: node heartbeats and the operation API",

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +18,8 @@ import (
 // service is the micro service: decode, validate, send to the actors.
 type service struct {
 	sys *actors.System
+	// nc sends the replies the actors give after the handler returned.
+	nc *nats.Conn
 	// rejected counts refused requests (bad subject, payload or fields).
 	rejected atomic.Uint64
 }
@@ -25,15 +28,6 @@ func (s *service) fail(req micro.Request, e *pb.Error) {
 	s.rejected.Add(1)
 	data, _ := proto.Marshal(e)
 	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
-}
-
-func (s *service) respond(req micro.Request, m proto.Message) {
-	data, err := proto.Marshal(m)
-	if err != nil {
-		s.fail(req, &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: fmt.Sprintf("encode reply: %v", err)})
-		return
-	}
-	_ = req.Respond(data)
 }
 
 func invalid(field, format string, args ...any) *pb.Error {
@@ -49,14 +43,36 @@ func (s *service) decode(req micro.Request, m proto.Message) bool {
 	return true
 }
 
-// reply returns a reply function for an actor message.
+// reply returns a reply function for an actor message. The actors answer
+// after the handler has returned, so the reply is published on the
+// request's reply subject directly: micro.Request's Respond and Error record
+// their outcome in the request, which micro reads when the handler returns
+// (a data race when they run later on another goroutine). Micro's stats
+// therefore count these requests without their errors; s.rejected counts
+// them.
 func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
+	subject := req.Reply()
 	return func(m T, e *pb.Error) {
-		if e != nil {
-			s.fail(req, e)
-			return
+		msg := &nats.Msg{Subject: subject}
+		if e == nil {
+			data, err := proto.Marshal(m)
+			if err == nil {
+				msg.Data = data
+			} else {
+				e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: fmt.Sprintf("encode reply: %v", err)}
+			}
 		}
-		s.respond(req, m)
+		if e != nil {
+			s.rejected.Add(1)
+			msg.Data, _ = proto.Marshal(e)
+			msg.Header = nats.Header{
+				micro.ErrorHeader:     []string{e.GetMessage()},
+				micro.ErrorCodeHeader: []string{strconv.Itoa(wire.StatusCode(e.GetCode()))},
+			}
+		}
+		if subject != "" {
+			_ = s.nc.PublishMsg(msg)
+		}
 	}
 }
 
