@@ -119,7 +119,11 @@ type jobFinished struct {
 
 // statusUpdate carries an operation's latest status to the root (for
 // listing).
-type statusUpdate struct{ status *pb.OperationStatus }
+type statusUpdate struct {
+	status *pb.OperationStatus
+	// final: the operation is over; the root stops its actor.
+	final bool
+}
 
 // persisted reports a store write's outcome to the actor that asked.
 type persisted struct {

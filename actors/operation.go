@@ -52,6 +52,8 @@ type operationActor struct {
 	submitReply func(*pb.StartOperationResponse, *pb.Error)
 	persisting  bool
 	dirty       bool
+	// retired: the final status went to the root, which poisons the actor.
+	retired bool
 	// waitAcks are called once a write that includes their change is
 	// stored; writeAcks belong to the write in flight.
 	waitAcks, writeAcks []func(error)
@@ -244,6 +246,18 @@ func (o *operationActor) notifyRoot(ctx actor.Context) {
 	ctx.Send(o.root, &statusUpdate{status: o.status()})
 }
 
+// retire hands the final status to the root, which answers for the
+// operation from then on and poisons this actor. The actor does not stop
+// itself: a request the root forwarded before it learned of the end is
+// still in the mailbox, ahead of the poison pill, and gets its answer.
+func (o *operationActor) retire(ctx actor.Context) {
+	if o.retired {
+		return
+	}
+	o.retired = true
+	ctx.Send(o.root, &statusUpdate{status: o.status(), final: true})
+}
+
 // persist writes the status in a goroutine; one write at a time, the latest
 // status wins.
 func (o *operationActor) persist(ctx actor.Context) {
@@ -277,8 +291,7 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 			}
 			o.submitReply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s could not be stored: %v", o.id, m.err))
 			o.state = pb.OperationState_OPERATION_STATE_FAILED
-			o.notifyRoot(ctx)
-			ctx.Stop(ctx.Self())
+			o.retire(ctx)
 			return
 		}
 		o.acked = true
@@ -295,8 +308,7 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 	if o.terminal() && o.running <= 0 {
 		// Final status stored and no job left to hear from: the root keeps
 		// the status, the actor goes.
-		o.notifyRoot(ctx)
-		ctx.Stop(ctx.Self())
+		o.retire(ctx)
 	}
 }
 

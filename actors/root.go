@@ -79,6 +79,12 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *statusUpdate:
 		if op, ok := r.ops[m.status.GetId()]; ok {
 			op.status = m.status
+			if m.final && op.pid != nil {
+				// Poison, not Stop: it queues behind what was forwarded.
+				delete(r.byPID, op.pid.GetId())
+				ctx.Poison(op.pid)
+				op.pid = nil
+			}
 		}
 	case *actor.Terminated:
 		if id, ok := r.byPID[m.Who.GetId()]; ok {
