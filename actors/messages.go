@@ -79,13 +79,18 @@ type admitOperation struct {
 type admitResult struct {
 	tree    string
 	running bool
-	pending *pb.PendingReason
-	err     *pb.Error
+	// lightweight: it runs as a lightweight operation.
+	lightweight bool
+	pending     *pb.PendingReason
+	err         *pb.Error
 }
 
 // operationStarted tells an operation actor that a tree runs it now (sent at
 // admission or when a pending operation gets its slot).
-type operationStarted struct{ tree string }
+type operationStarted struct {
+	tree        string
+	lightweight bool
+}
 
 // operationPending tells an operation actor why it waits in a tree.
 type operationPending struct {

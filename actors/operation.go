@@ -21,7 +21,9 @@ type opTree struct {
 	pid     *actor.PID
 	ledger  *Ledger
 	running bool
-	pending *pb.PendingReason
+	// lightweight: it runs as a lightweight operation in this tree.
+	lightweight bool
+	pending     *pb.PendingReason
 }
 
 // admitted delivers the trees' admission answers to the operation actor,
@@ -83,7 +85,7 @@ func (o *operationActor) Receive(ctx actor.Context) {
 	case *admitted:
 		o.onAdmitted(ctx, m)
 	case *operationStarted:
-		o.treeRunning(ctx, m.tree)
+		o.treeRunning(ctx, m.tree, m.lightweight)
 	case *operationPending:
 		for _, t := range o.trees {
 			if t.name == m.tree {
@@ -120,7 +122,7 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	for _, r := range m.results {
 		for _, t := range o.trees {
 			if t.name == r.tree {
-				t.running, t.pending = r.running, r.pending
+				t.running, t.pending, t.lightweight = r.running, r.pending, r.lightweight
 			}
 		}
 	}
@@ -143,10 +145,10 @@ func (o *operationActor) pendingText() string {
 	return ""
 }
 
-func (o *operationActor) treeRunning(ctx actor.Context, tree string) {
+func (o *operationActor) treeRunning(ctx actor.Context, tree string, lightweight bool) {
 	for _, t := range o.trees {
 		if t.name == tree {
-			t.running, t.pending = true, nil
+			t.running, t.pending, t.lightweight = true, nil, lightweight
 		}
 	}
 	if o.state != pb.OperationState_OPERATION_STATE_PENDING {
@@ -333,7 +335,7 @@ func (o *operationActor) status() *pb.OperationStatus {
 		st.FinishTime = timestamppb.New(o.finished)
 	}
 	for _, t := range o.trees {
-		rt := &pb.TreeRuntime{Tree: t.name, Pool: string(t.pool), PendingReason: t.pending}
+		rt := &pb.TreeRuntime{Tree: t.name, Pool: string(t.pool), PendingReason: t.pending, Lightweight: t.lightweight}
 		if res := t.ledger.result(); res != nil {
 			if e, ok := res.Element(o.id); ok {
 				rt.Weight = e.Weight

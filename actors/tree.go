@@ -188,7 +188,7 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 			return res
 		}
 	}
-	st, err := t.adm.Add(m.id, m.pool)
+	st, err := t.adm.Admit(m.id, m.pool, scheduler.AdmitOptions{Vanilla: isVanilla(m.spec)})
 	if err != nil {
 		var lim *scheduler.LimitError
 		switch {
@@ -209,6 +209,7 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 			return res
 		}
 		res.running = true
+		res.lightweight = t.lightweight(m.id)
 		return res
 	}
 	op.lastQueue = t.pendingReason(m.id)
@@ -279,9 +280,29 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 			t.cfg.Logger.Error("start promoted operation", "tree", t.spec.Name, "operation", pid, "err", err)
 			continue
 		}
-		ctx.Send(p.msg.op, &operationStarted{tree: t.spec.Name})
+		ctx.Send(p.msg.op, t.started(pid))
 	}
 	t.refreshPending(ctx)
+}
+
+// isVanilla: the operation may run as a lightweight operation.
+func isVanilla(spec *pb.OperationSpec) bool {
+	switch spec.GetType() {
+	case pb.OperationType_OPERATION_TYPE_UNSPECIFIED, pb.OperationType_OPERATION_TYPE_VANILLA:
+		return true
+	}
+	return false
+}
+
+// lightweight: the admitted operation runs as a lightweight operation.
+func (t *treeActor) lightweight(id scheduler.OperationID) bool {
+	info, _ := t.adm.Info(id)
+	return info.Lightweight
+}
+
+// started is the message telling an operation that the tree runs it now.
+func (t *treeActor) started(id scheduler.OperationID) *operationStarted {
+	return &operationStarted{tree: t.spec.Name, lightweight: t.lightweight(id)}
 }
 
 // refreshPending tells the operations still waiting where they are now in

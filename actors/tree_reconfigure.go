@@ -57,7 +57,7 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 			continue
 		}
 		op.lastQueue = nil
-		ctx.Send(op.msg.op, &operationStarted{tree: t.spec.Name})
+		ctx.Send(op.msg.op, t.started(id))
 	}
 	t.refreshPending(ctx)
 	t.cfg.Logger.Info("tree reconfigured", "tree", t.spec.Name, "pools", len(spec.Pools), "started", len(started))

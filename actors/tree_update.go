@@ -65,7 +65,7 @@ func (t *treeActor) updateOperation(ctx actor.Context, m *updateInTree) *updateI
 		}
 		p.lastQueue = nil
 		if id != m.id {
-			ctx.Send(p.msg.op, &operationStarted{tree: t.spec.Name})
+			ctx.Send(p.msg.op, t.started(id))
 		}
 	}
 	t.refreshPending(ctx)

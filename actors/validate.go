@@ -2,7 +2,9 @@ package actors
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -82,6 +84,12 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 	if s := spec.GetInterruptionSignal(); s != "" && !contains(knownSignals, s) {
 		return invalid("spec.interruption_signal", "%q is not one of %v", s, knownSignals)
 	}
+	if _, ok := pb.OperationType_name[int32(spec.GetType())]; !ok {
+		return invalid("spec.type", "%d is not an operation type", spec.GetType())
+	}
+	if _, ok := pb.PreemptionMode_name[int32(spec.GetPreemptionMode())]; !ok {
+		return invalid("spec.preemption_mode", "%d is not a preemption mode", spec.GetPreemptionMode())
+	}
 	if spec.GetMaxFailedJobCount() < 0 {
 		return invalid("spec.max_failed_job_count", "must be >= 0, got %d", spec.GetMaxFailedJobCount())
 	}
@@ -95,7 +103,9 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		}
 		seen[t] = true
 	}
-	for tree, o := range spec.GetSchedulingOptionsPerPoolTree() {
+	// Sorted, so the first error reported does not depend on map order.
+	for _, tree := range slices.Sorted(maps.Keys(spec.GetSchedulingOptionsPerPoolTree())) {
+		o := spec.GetSchedulingOptionsPerPoolTree()[tree]
 		f := fmt.Sprintf("spec.scheduling_options_per_pool_tree[%s]", tree)
 		if !seen[tree] {
 			return invalid(f, "tree %q is not in spec.pool_trees %v", tree, spec.GetPoolTrees())

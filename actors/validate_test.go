@@ -55,6 +55,12 @@ func TestNormalizeSpecRefusals(t *testing.T) {
 		{"spec.resource_limits", func(s *pb.OperationSpec) { s.ResourceLimits = &pb.ResourceLimits{Cpu: &neg} }},
 		{"spec.interruption_signal", func(s *pb.OperationSpec) { s.InterruptionSignal = "SIGFOO" }},
 		{"spec.max_failed_job_count", func(s *pb.OperationSpec) { s.MaxFailedJobCount = -1 }},
+		{"spec.type", func(s *pb.OperationSpec) { s.Type = 99 }},
+		{"spec.preemption_mode", func(s *pb.OperationSpec) { s.PreemptionMode = 7 }},
+		{"spec.scheduling_options_per_pool_tree[b]", func(s *pb.OperationSpec) {
+			// Two bad entries: the first in sorted order is named, every time.
+			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"b": {}, "c": {}, "d": {}, "e": {}}
+		}},
 		{"spec.pool_trees[1]", func(s *pb.OperationSpec) { s.PoolTrees = []string{"a", "a"} }},
 		{"spec.scheduling_options_per_pool_tree[b]", func(s *pb.OperationSpec) {
 			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"b": {}}

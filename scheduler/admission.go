@@ -45,15 +45,23 @@ type admPool struct {
 	parent     string // "" for the root itself
 	maxOps     int
 	maxRunning int
-	ops        int
-	running    int
-	pending    []OperationID
+	// lightweight: fifo with enable_lightweight_operations.
+	lightweight bool
+	ops         int
+	running     int
+	// lightRunning counts running lightweight operations in the subtree.
+	lightRunning int
+	pending      []OperationID
 }
 
 type admOp struct {
 	pool    string // pool key; RootID for the root
 	state   AdmissionState
 	queueAt string // pool whose queue holds it while pending
+	// vanilla: the operation's type allows it to be lightweight.
+	vanilla bool
+	// light: it runs as a lightweight operation (decided when it starts).
+	light bool
 }
 
 // Admission keeps operation counts on every pool of a tree and decides which
@@ -104,7 +112,8 @@ func (a *Admission) Reconfigure(cfg TreeConfig, pools []PoolConfig) ([]Operation
 		if p.Parent != "" {
 			parent = string(p.Parent)
 		}
-		ap := &admPool{name: name, parent: parent, maxOps: cfg.MaxOperationCountPerPool, maxRunning: cfg.MaxRunningOperationCountPerPool}
+		ap := &admPool{name: name, parent: parent, maxOps: cfg.MaxOperationCountPerPool, maxRunning: cfg.MaxRunningOperationCountPerPool,
+			lightweight: p.Mode == ModeFIFO && p.EnableLightweightOperations}
 		if p.MaxOperationCount != nil {
 			ap.maxOps = *p.MaxOperationCount
 		}
@@ -135,15 +144,25 @@ func (a *Admission) Reconfigure(cfg TreeConfig, pools []PoolConfig) ([]Operation
 	}
 	a.cfg, a.pools, a.order = cfg, next, order
 	for _, id := range a.seq {
+		// A running operation keeps the kind it started with.
 		op := a.ops[id]
 		for _, p := range a.path(op.pool) {
 			p.ops++
 			if op.state == AdmissionRunning {
-				p.running++
+				p.countRunning(op, 1)
 			}
 		}
 	}
 	return a.retryAllPending(), nil
+}
+
+// countRunning adds d running operations of op's kind.
+func (p *admPool) countRunning(op *admOp, d int) {
+	if op.light {
+		p.lightRunning += d
+	} else {
+		p.running += d
+	}
 }
 
 func poolKey(p PoolID) string {
@@ -162,10 +181,23 @@ func (a *Admission) path(pool string) []*admPool {
 	return out
 }
 
-// Add registers an operation in pool ("" is the root). It returns a
+// AdmitOptions describes an operation to Admission.
+type AdmitOptions struct {
+	// Vanilla: the operation is of type vanilla, so it runs as a lightweight
+	// operation in a fifo pool with enable_lightweight_operations.
+	Vanilla bool
+}
+
+// Add registers an operation that cannot be lightweight; see Admit.
+func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
+	return a.Admit(id, pool, AdmitOptions{})
+}
+
+// Admit registers an operation in pool ("" is the root). It returns a
 // *LimitError (wrapping ErrTooManyOperations) when max_operation_count is
 // reached on the path, and otherwise whether the operation runs or waits.
-func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
+// A lightweight operation always runs.
+func (a *Admission) Admit(id OperationID, pool PoolID, opts AdmitOptions) (AdmissionState, error) {
 	if _, dup := a.ops[id]; dup {
 		return 0, fmt.Errorf("%w: %q", ErrDuplicateOperation, id)
 	}
@@ -182,7 +214,7 @@ func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
 	for _, p := range path {
 		p.ops++
 	}
-	op := &admOp{pool: key}
+	op := &admOp{pool: key, vanilla: opts.Vanilla}
 	a.ops[id] = op
 	a.seq = append(a.seq, id)
 	a.tryRun(id, op)
@@ -192,15 +224,18 @@ func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
 // tryRun starts the operation if every pool on its path has a running slot,
 // or queues it on the first pool that has none.
 func (a *Admission) tryRun(id OperationID, op *admOp) bool {
-	for _, p := range a.path(op.pool) {
-		if p.running >= p.maxRunning {
-			op.state, op.queueAt = AdmissionPending, p.name
-			p.pending = append(p.pending, id)
-			return false
+	op.light = op.vanilla && a.pools[op.pool].lightweight
+	if !op.light {
+		for _, p := range a.path(op.pool) {
+			if p.running >= p.maxRunning {
+				op.state, op.queueAt = AdmissionPending, p.name
+				p.pending = append(p.pending, id)
+				return false
+			}
 		}
 	}
 	for _, p := range a.path(op.pool) {
-		p.running++
+		p.countRunning(op, 1)
 	}
 	op.state, op.queueAt = AdmissionRunning, ""
 	return true
@@ -226,7 +261,11 @@ func (a *Admission) Remove(id OperationID) ([]OperationID, error) {
 		return nil, nil
 	}
 	for _, p := range path {
-		p.running--
+		p.countRunning(op, -1)
+	}
+	if op.light {
+		// It held no running slot: nobody waits for it.
+		return nil, nil
 	}
 	var started []OperationID
 	for _, p := range path {
@@ -281,6 +320,8 @@ type AdmissionInfo struct {
 	QueuePosition int
 	// QueuePool is that pool (RootID for the tree's own limit).
 	QueuePool string
+	// Lightweight: the operation runs as a lightweight operation.
+	Lightweight bool
 }
 
 // Info returns an operation's admission state.
@@ -290,7 +331,7 @@ func (a *Admission) Info(id OperationID) (AdmissionInfo, bool) {
 		return AdmissionInfo{}, false
 	}
 	if op.state == AdmissionRunning {
-		return AdmissionInfo{State: AdmissionRunning}, true
+		return AdmissionInfo{State: AdmissionRunning, Lightweight: op.light}, true
 	}
 	q := a.pools[op.queueAt]
 	return AdmissionInfo{
@@ -302,13 +343,38 @@ func (a *Admission) Info(id OperationID) (AdmissionInfo, bool) {
 }
 
 // Counts returns a pool's operation count (running + pending in its subtree)
-// and running operation count; pool "" or RootID is the whole tree.
+// and running operation count (lightweight operations excluded); pool "" or
+// RootID is the whole tree.
 func (a *Admission) Counts(pool PoolID) (operations, running int) {
+	c := a.PoolCounts(pool)
+	return c.Operations, c.Running
+}
+
+// PoolCounts are a pool's operation counters, over its subtree.
+type PoolCounts struct {
+	// Operations: running and pending (operation_count).
+	Operations int
+	// Running: running operations that are not lightweight
+	// (running_operation_count), the ones max_running_operation_count limits.
+	Running int
+	// LightweightRunning: running lightweight operations
+	// (lightweight_running_operation_count); no limit applies.
+	LightweightRunning int
+	// Pending: operations waiting in this pool's own queue.
+	Pending int
+	// MaxOperations and MaxRunning are the effective limits.
+	MaxOperations, MaxRunning int
+}
+
+// PoolCounts returns a pool's counters (the zero value for an unknown pool);
+// pool "" or RootID is the whole tree.
+func (a *Admission) PoolCounts(pool PoolID) PoolCounts {
 	p, ok := a.pools[poolKey(pool)]
 	if !ok {
-		return 0, 0
+		return PoolCounts{}
 	}
-	return p.ops, p.running
+	return PoolCounts{Operations: p.ops, Running: p.running, LightweightRunning: p.lightRunning,
+		Pending: len(p.pending), MaxOperations: p.maxOps, MaxRunning: p.maxRunning}
 }
 
 // Running returns the running operations in registration order.

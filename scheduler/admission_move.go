@@ -46,11 +46,15 @@ func (a *Admission) Move(id OperationID, pool PoolID) ([]OperationID, error) {
 		}
 		return started, nil
 	}
+	// A running operation keeps its kind (lightweight or not).
 	for _, p := range oldPath {
-		p.running--
+		p.countRunning(op, -1)
 	}
 	for _, p := range newPath {
-		p.running++
+		p.countRunning(op, 1)
+	}
+	if op.light {
+		return nil, nil
 	}
 	var started []OperationID
 	for _, p := range oldPath {

@@ -379,6 +379,12 @@ type PoolConfig struct {
 	NonPreemptibleResourceUsageThreshold *PartialResources
 	// IntegralGuarantees: the pool's integral guarantee.
 	IntegralGuarantees IntegralGuarantees
+	// EnableLightweightOperations: vanilla operations in this pool, when it
+	// is a fifo pool, are lightweight: they count toward
+	// max_operation_count but neither use nor wait for a running slot, and
+	// are counted in lightweight_running_operation_count instead. Default
+	// false.
+	EnableLightweightOperations bool
 }
 
 // Validate checks the rules that concern one pool on its own (tree-wide

@@ -82,9 +82,9 @@ type PoolOptions struct {
 	// in order under the pool's own keys (a later preset overrides an
 	// earlier one; the pool's own keys override both).
 	ConfigPresets []string
-	// EnableLightweightOperations: vanilla operations in this fifo pool do
-	// not count toward running-operation limits.
-	EnableLightweightOperations bool
+	// enable_lightweight_operations is accepted with these keys (only in
+	// trees files and the live configuration) but lands in
+	// Config.EnableLightweightOperations: operation admission reads it.
 }
 
 // Offloading is one entry of offloading_settings: `{<tree>: {pool: P,

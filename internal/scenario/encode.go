@@ -193,7 +193,7 @@ func EncodePoolDoc(doc PoolDoc) map[string]any {
 			}
 			v = names
 		case keyEnableLightweightOperations:
-			v = o.EnableLightweightOperations
+			v = c.EnableLightweightOperations
 		default:
 			panic(fmt.Sprintf("scenario: EncodePoolDoc: unknown key %q", k))
 		}
@@ -352,6 +352,7 @@ func PoolConfigDoc(cfg scheduler.PoolConfig) PoolDoc {
 		"enable_aggressive_starvation":             cfg.EnableAggressiveStarvation != nil,
 		"non_preemptible_resource_usage_threshold": cfg.NonPreemptibleResourceUsageThreshold != nil,
 		"integral_guarantees":                      !isZeroIntegral(cfg.IntegralGuarantees),
+		keyEnableLightweightOperations:             cfg.EnableLightweightOperations,
 	}
 	var keys []string
 	for k, ok := range set {

@@ -6,11 +6,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
 
 // poolOptionFields are the pool keys only the scheduler process reads.
-func (d *decoder) poolOptionFields(o *PoolOptions) []field {
+func (d *decoder) poolOptionFields(o *PoolOptions, cfg *scheduler.PoolConfig) []field {
 	return []field{
 		d.boolTo(keyForbidImmediateOperations, &o.ForbidImmediateOperations),
 		d.boolTo(keyCreateEphemeralSubpools, &o.CreateEphemeralSubpools),
@@ -40,7 +41,7 @@ func (d *decoder) poolOptionFields(o *PoolOptions) []field {
 			o.ConfigPresets = names
 			return nil
 		}},
-		d.boolTo(keyEnableLightweightOperations, &o.EnableLightweightOperations),
+		d.boolTo(keyEnableLightweightOperations, &cfg.EnableLightweightOperations),
 	}
 }
 

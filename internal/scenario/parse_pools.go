@@ -161,7 +161,7 @@ func (d *decoder) poolFields(doc *PoolDoc, volume **scheduler.Resources) []field
 		}})
 	}
 	if d.live {
-		fields = append(fields, d.poolOptionFields(&doc.Options)...)
+		fields = append(fields, d.poolOptionFields(&doc.Options, &doc.Config)...)
 	}
 	return fields
 }

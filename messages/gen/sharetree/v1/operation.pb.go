@@ -78,6 +78,75 @@ func (PreemptionMode) EnumDescriptor() ([]byte, []int) {
 	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{0}
 }
 
+// OperationType is the kind of operation, as YTsaurus names them. Every
+// sharetree operation is a set of tasks running user commands, which is what
+// a vanilla operation is; the other types let a workload describe itself as
+// a data-processing operation, which matters for one rule: only vanilla
+// operations are lightweight (in a fifo pool with
+// enable_lightweight_operations they neither use nor wait for a running
+// slot).
+type OperationType int32
+
+const (
+	// OPERATION_TYPE_UNSPECIFIED is OPERATION_TYPE_VANILLA.
+	OperationType_OPERATION_TYPE_UNSPECIFIED OperationType = 0
+	OperationType_OPERATION_TYPE_VANILLA     OperationType = 1
+	OperationType_OPERATION_TYPE_MAP         OperationType = 2
+	OperationType_OPERATION_TYPE_REDUCE      OperationType = 3
+	OperationType_OPERATION_TYPE_MAP_REDUCE  OperationType = 4
+	OperationType_OPERATION_TYPE_SORT        OperationType = 5
+	OperationType_OPERATION_TYPE_MERGE       OperationType = 6
+)
+
+// Enum value maps for OperationType.
+var (
+	OperationType_name = map[int32]string{
+		0: "OPERATION_TYPE_UNSPECIFIED",
+		1: "OPERATION_TYPE_VANILLA",
+		2: "OPERATION_TYPE_MAP",
+		3: "OPERATION_TYPE_REDUCE",
+		4: "OPERATION_TYPE_MAP_REDUCE",
+		5: "OPERATION_TYPE_SORT",
+		6: "OPERATION_TYPE_MERGE",
+	}
+	OperationType_value = map[string]int32{
+		"OPERATION_TYPE_UNSPECIFIED": 0,
+		"OPERATION_TYPE_VANILLA":     1,
+		"OPERATION_TYPE_MAP":         2,
+		"OPERATION_TYPE_REDUCE":      3,
+		"OPERATION_TYPE_MAP_REDUCE":  4,
+		"OPERATION_TYPE_SORT":        5,
+		"OPERATION_TYPE_MERGE":       6,
+	}
+)
+
+func (x OperationType) Enum() *OperationType {
+	p := new(OperationType)
+	*p = x
+	return p
+}
+
+func (x OperationType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OperationType) Descriptor() protoreflect.EnumDescriptor {
+	return file_sharetree_v1_operation_proto_enumTypes[1].Descriptor()
+}
+
+func (OperationType) Type() protoreflect.EnumType {
+	return &file_sharetree_v1_operation_proto_enumTypes[1]
+}
+
+func (x OperationType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OperationType.Descriptor instead.
+func (OperationType) EnumDescriptor() ([]byte, []int) {
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{1}
+}
+
 // OperationState is the operation's lifecycle state.
 type OperationState int32
 
@@ -126,11 +195,11 @@ func (x OperationState) String() string {
 }
 
 func (OperationState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sharetree_v1_operation_proto_enumTypes[1].Descriptor()
+	return file_sharetree_v1_operation_proto_enumTypes[2].Descriptor()
 }
 
 func (OperationState) Type() protoreflect.EnumType {
-	return &file_sharetree_v1_operation_proto_enumTypes[1]
+	return &file_sharetree_v1_operation_proto_enumTypes[2]
 }
 
 func (x OperationState) Number() protoreflect.EnumNumber {
@@ -139,7 +208,7 @@ func (x OperationState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OperationState.Descriptor instead.
 func (OperationState) EnumDescriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{1}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{2}
 }
 
 // Command runs a job as a process on the exec node.
@@ -408,8 +477,10 @@ type OperationSpec struct {
 	// max_failed_job_count: the operation fails when more jobs failed; 0 is
 	// the scheduler's default.
 	MaxFailedJobCount int32 `protobuf:"varint,11,opt,name=max_failed_job_count,json=maxFailedJobCount,proto3" json:"max_failed_job_count,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// type of the operation; unspecified is vanilla.
+	Type          OperationType `protobuf:"varint,12,opt,name=type,proto3,enum=sharetree.v1.OperationType" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OperationSpec) Reset() {
@@ -517,6 +588,13 @@ func (x *OperationSpec) GetMaxFailedJobCount() int32 {
 		return x.MaxFailedJobCount
 	}
 	return 0
+}
+
+func (x *OperationSpec) GetType() OperationType {
+	if x != nil {
+		return x.Type
+	}
+	return OperationType_OPERATION_TYPE_UNSPECIFIED
 }
 
 // PendingReason says why an operation is not running.
@@ -717,8 +795,12 @@ type TreeRuntime struct {
 	DemandShare      float64                `protobuf:"fixed64,6,opt,name=demand_share,json=demandShare,proto3" json:"demand_share,omitempty"`
 	StarvationStatus string                 `protobuf:"bytes,7,opt,name=starvation_status,json=starvationStatus,proto3" json:"starvation_status,omitempty"`
 	PendingReason    *PendingReason         `protobuf:"bytes,8,opt,name=pending_reason,json=pendingReason,proto3" json:"pending_reason,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// lightweight: the operation runs as a lightweight operation in this tree
+	// (counted in lightweight_running_operation_count, not in the running
+	// operation limits).
+	Lightweight   bool `protobuf:"varint,9,opt,name=lightweight,proto3" json:"lightweight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TreeRuntime) Reset() {
@@ -805,6 +887,13 @@ func (x *TreeRuntime) GetPendingReason() *PendingReason {
 		return x.PendingReason
 	}
 	return nil
+}
+
+func (x *TreeRuntime) GetLightweight() bool {
+	if x != nil {
+		return x.Lightweight
+	}
+	return false
 }
 
 // OperationStatus is what `op get` returns.
@@ -1438,7 +1527,7 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x1b\n" +
 	"\x06weight\x18\x02 \x01(\x01H\x00R\x06weight\x88\x01\x01\x12E\n" +
 	"\x0fresource_limits\x18\x03 \x01(\v2\x1c.sharetree.v1.ResourceLimitsR\x0eresourceLimitsB\t\n" +
-	"\a_weight\"\xaa\x05\n" +
+	"\a_weight\"\xdb\x05\n" +
 	"\rOperationSpec\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1452,7 +1541,8 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x0fpreemption_mode\x18\t \x01(\x0e2\x1c.sharetree.v1.PreemptionModeR\x0epreemptionMode\x12/\n" +
 	"\x13interruption_signal\x18\n" +
 	" \x01(\tR\x12interruptionSignal\x12/\n" +
-	"\x14max_failed_job_count\x18\v \x01(\x05R\x11maxFailedJobCount\x1an\n" +
+	"\x14max_failed_job_count\x18\v \x01(\x05R\x11maxFailedJobCount\x12/\n" +
+	"\x04type\x18\f \x01(\x0e2\x1b.sharetree.v1.OperationTypeR\x04type\x1an\n" +
 	"!SchedulingOptionsPerPoolTreeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
 	"\x05value\x18\x02 \x01(\v2\x1d.sharetree.v1.PoolTreeOptionsR\x05value:\x028\x01B\t\n" +
@@ -1471,7 +1561,7 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\tcompleted\x18\x04 \x01(\x03R\tcompleted\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x03R\x06failed\x12\x18\n" +
 	"\aaborted\x18\x06 \x01(\x03R\aaborted\x12 \n" +
-	"\vinterrupted\x18\a \x01(\x03R\vinterrupted\"\xa1\x02\n" +
+	"\vinterrupted\x18\a \x01(\x03R\vinterrupted\"\xc3\x02\n" +
 	"\vTreeRuntime\x12\x12\n" +
 	"\x04tree\x18\x01 \x01(\tR\x04tree\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x16\n" +
@@ -1482,7 +1572,8 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"usageShare\x12!\n" +
 	"\fdemand_share\x18\x06 \x01(\x01R\vdemandShare\x12+\n" +
 	"\x11starvation_status\x18\a \x01(\tR\x10starvationStatus\x12B\n" +
-	"\x0epending_reason\x18\b \x01(\v2\x1b.sharetree.v1.PendingReasonR\rpendingReason\"\xa6\x04\n" +
+	"\x0epending_reason\x18\b \x01(\v2\x1b.sharetree.v1.PendingReasonR\rpendingReason\x12 \n" +
+	"\vlightweight\x18\t \x01(\bR\vlightweight\"\xa6\x04\n" +
 	"\x0fOperationStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04spec\x18\x02 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\x122\n" +
@@ -1534,7 +1625,15 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x0ePreemptionMode\x12\x1f\n" +
 	"\x1bPREEMPTION_MODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PREEMPTION_MODE_NORMAL\x10\x01\x12\x1c\n" +
-	"\x18PREEMPTION_MODE_GRACEFUL\x10\x02*\xc3\x01\n" +
+	"\x18PREEMPTION_MODE_GRACEFUL\x10\x02*\xd0\x01\n" +
+	"\rOperationType\x12\x1e\n" +
+	"\x1aOPERATION_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16OPERATION_TYPE_VANILLA\x10\x01\x12\x16\n" +
+	"\x12OPERATION_TYPE_MAP\x10\x02\x12\x19\n" +
+	"\x15OPERATION_TYPE_REDUCE\x10\x03\x12\x1d\n" +
+	"\x19OPERATION_TYPE_MAP_REDUCE\x10\x04\x12\x17\n" +
+	"\x13OPERATION_TYPE_SORT\x10\x05\x12\x18\n" +
+	"\x14OPERATION_TYPE_MERGE\x10\x06*\xc3\x01\n" +
 	"\x0eOperationState\x12\x1f\n" +
 	"\x1bOPERATION_STATE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17OPERATION_STATE_PENDING\x10\x01\x12\x1b\n" +
@@ -1555,72 +1654,74 @@ func file_sharetree_v1_operation_proto_rawDescGZIP() []byte {
 	return file_sharetree_v1_operation_proto_rawDescData
 }
 
-var file_sharetree_v1_operation_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sharetree_v1_operation_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_sharetree_v1_operation_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_sharetree_v1_operation_proto_goTypes = []any{
 	(PreemptionMode)(0),             // 0: sharetree.v1.PreemptionMode
-	(OperationState)(0),             // 1: sharetree.v1.OperationState
-	(*Command)(nil),                 // 2: sharetree.v1.Command
-	(*TaskSpec)(nil),                // 3: sharetree.v1.TaskSpec
-	(*PoolTreeOptions)(nil),         // 4: sharetree.v1.PoolTreeOptions
-	(*OperationSpec)(nil),           // 5: sharetree.v1.OperationSpec
-	(*PendingReason)(nil),           // 6: sharetree.v1.PendingReason
-	(*JobCounters)(nil),             // 7: sharetree.v1.JobCounters
-	(*TreeRuntime)(nil),             // 8: sharetree.v1.TreeRuntime
-	(*OperationStatus)(nil),         // 9: sharetree.v1.OperationStatus
-	(*StartOperationRequest)(nil),   // 10: sharetree.v1.StartOperationRequest
-	(*StartOperationResponse)(nil),  // 11: sharetree.v1.StartOperationResponse
-	(*GetOperationRequest)(nil),     // 12: sharetree.v1.GetOperationRequest
-	(*ListOperationsRequest)(nil),   // 13: sharetree.v1.ListOperationsRequest
-	(*ListOperationsResponse)(nil),  // 14: sharetree.v1.ListOperationsResponse
-	(*AbortOperationRequest)(nil),   // 15: sharetree.v1.AbortOperationRequest
-	(*AbortOperationResponse)(nil),  // 16: sharetree.v1.AbortOperationResponse
-	(*UpdateOperationRequest)(nil),  // 17: sharetree.v1.UpdateOperationRequest
-	(*UpdateOperationResponse)(nil), // 18: sharetree.v1.UpdateOperationResponse
-	nil,                             // 19: sharetree.v1.Command.EnvEntry
-	nil,                             // 20: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	nil,                             // 21: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
-	(*Resources)(nil),               // 22: sharetree.v1.Resources
-	(*durationpb.Duration)(nil),     // 23: google.protobuf.Duration
-	(*ResourceLimits)(nil),          // 24: sharetree.v1.ResourceLimits
-	(*timestamppb.Timestamp)(nil),   // 25: google.protobuf.Timestamp
-	(*Error)(nil),                   // 26: sharetree.v1.Error
+	(OperationType)(0),              // 1: sharetree.v1.OperationType
+	(OperationState)(0),             // 2: sharetree.v1.OperationState
+	(*Command)(nil),                 // 3: sharetree.v1.Command
+	(*TaskSpec)(nil),                // 4: sharetree.v1.TaskSpec
+	(*PoolTreeOptions)(nil),         // 5: sharetree.v1.PoolTreeOptions
+	(*OperationSpec)(nil),           // 6: sharetree.v1.OperationSpec
+	(*PendingReason)(nil),           // 7: sharetree.v1.PendingReason
+	(*JobCounters)(nil),             // 8: sharetree.v1.JobCounters
+	(*TreeRuntime)(nil),             // 9: sharetree.v1.TreeRuntime
+	(*OperationStatus)(nil),         // 10: sharetree.v1.OperationStatus
+	(*StartOperationRequest)(nil),   // 11: sharetree.v1.StartOperationRequest
+	(*StartOperationResponse)(nil),  // 12: sharetree.v1.StartOperationResponse
+	(*GetOperationRequest)(nil),     // 13: sharetree.v1.GetOperationRequest
+	(*ListOperationsRequest)(nil),   // 14: sharetree.v1.ListOperationsRequest
+	(*ListOperationsResponse)(nil),  // 15: sharetree.v1.ListOperationsResponse
+	(*AbortOperationRequest)(nil),   // 16: sharetree.v1.AbortOperationRequest
+	(*AbortOperationResponse)(nil),  // 17: sharetree.v1.AbortOperationResponse
+	(*UpdateOperationRequest)(nil),  // 18: sharetree.v1.UpdateOperationRequest
+	(*UpdateOperationResponse)(nil), // 19: sharetree.v1.UpdateOperationResponse
+	nil,                             // 20: sharetree.v1.Command.EnvEntry
+	nil,                             // 21: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	nil,                             // 22: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	(*Resources)(nil),               // 23: sharetree.v1.Resources
+	(*durationpb.Duration)(nil),     // 24: google.protobuf.Duration
+	(*ResourceLimits)(nil),          // 25: sharetree.v1.ResourceLimits
+	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
+	(*Error)(nil),                   // 27: sharetree.v1.Error
 }
 var file_sharetree_v1_operation_proto_depIdxs = []int32{
-	19, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
-	22, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
-	2,  // 2: sharetree.v1.TaskSpec.command:type_name -> sharetree.v1.Command
-	23, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
-	24, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	20, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	24, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	3,  // 7: sharetree.v1.OperationSpec.tasks:type_name -> sharetree.v1.TaskSpec
+	20, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
+	23, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
+	3,  // 2: sharetree.v1.TaskSpec.command:type_name -> sharetree.v1.Command
+	24, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
+	25, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	21, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	25, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	4,  // 7: sharetree.v1.OperationSpec.tasks:type_name -> sharetree.v1.TaskSpec
 	0,  // 8: sharetree.v1.OperationSpec.preemption_mode:type_name -> sharetree.v1.PreemptionMode
-	6,  // 9: sharetree.v1.TreeRuntime.pending_reason:type_name -> sharetree.v1.PendingReason
-	5,  // 10: sharetree.v1.OperationStatus.spec:type_name -> sharetree.v1.OperationSpec
-	1,  // 11: sharetree.v1.OperationStatus.state:type_name -> sharetree.v1.OperationState
-	25, // 12: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
-	25, // 13: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
-	25, // 14: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
-	7,  // 15: sharetree.v1.OperationStatus.jobs:type_name -> sharetree.v1.JobCounters
-	8,  // 16: sharetree.v1.OperationStatus.trees:type_name -> sharetree.v1.TreeRuntime
-	26, // 17: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
-	22, // 18: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
-	22, // 19: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
-	5,  // 20: sharetree.v1.StartOperationRequest.spec:type_name -> sharetree.v1.OperationSpec
-	1,  // 21: sharetree.v1.ListOperationsRequest.states:type_name -> sharetree.v1.OperationState
-	9,  // 22: sharetree.v1.ListOperationsResponse.operations:type_name -> sharetree.v1.OperationStatus
-	9,  // 23: sharetree.v1.AbortOperationResponse.status:type_name -> sharetree.v1.OperationStatus
-	24, // 24: sharetree.v1.UpdateOperationRequest.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	21, // 25: sharetree.v1.UpdateOperationRequest.scheduling_options_per_pool_tree:type_name -> sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
-	9,  // 26: sharetree.v1.UpdateOperationResponse.status:type_name -> sharetree.v1.OperationStatus
-	4,  // 27: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
-	4,  // 28: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	1,  // 9: sharetree.v1.OperationSpec.type:type_name -> sharetree.v1.OperationType
+	7,  // 10: sharetree.v1.TreeRuntime.pending_reason:type_name -> sharetree.v1.PendingReason
+	6,  // 11: sharetree.v1.OperationStatus.spec:type_name -> sharetree.v1.OperationSpec
+	2,  // 12: sharetree.v1.OperationStatus.state:type_name -> sharetree.v1.OperationState
+	26, // 13: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
+	26, // 14: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
+	26, // 15: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
+	8,  // 16: sharetree.v1.OperationStatus.jobs:type_name -> sharetree.v1.JobCounters
+	9,  // 17: sharetree.v1.OperationStatus.trees:type_name -> sharetree.v1.TreeRuntime
+	27, // 18: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
+	23, // 19: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
+	23, // 20: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
+	6,  // 21: sharetree.v1.StartOperationRequest.spec:type_name -> sharetree.v1.OperationSpec
+	2,  // 22: sharetree.v1.ListOperationsRequest.states:type_name -> sharetree.v1.OperationState
+	10, // 23: sharetree.v1.ListOperationsResponse.operations:type_name -> sharetree.v1.OperationStatus
+	10, // 24: sharetree.v1.AbortOperationResponse.status:type_name -> sharetree.v1.OperationStatus
+	25, // 25: sharetree.v1.UpdateOperationRequest.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	22, // 26: sharetree.v1.UpdateOperationRequest.scheduling_options_per_pool_tree:type_name -> sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	10, // 27: sharetree.v1.UpdateOperationResponse.status:type_name -> sharetree.v1.OperationStatus
+	5,  // 28: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	5,  // 29: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_operation_proto_init() }
@@ -1642,7 +1743,7 @@ func file_sharetree_v1_operation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_operation_proto_rawDesc), len(file_sharetree_v1_operation_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
