@@ -20,8 +20,8 @@ var errTargetsMissed = errors.New("load: targets not met")
 func newLoadCmd() *cobra.Command {
 	cfg := loadgen.DefaultConfig()
 	var (
-		nodeRes, jobRes, output, cpuProfile, traceFile, logLevel string
-		check                                                    bool
+		nodeRes, jobRes, output, cpuProfile, memProfile, traceFile, logLevel string
+		check                                                                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "load",
@@ -60,6 +60,14 @@ func newLoadCmd() *cobra.Command {
 				}
 				defer f.Close()
 				cfg.CPUProfile = f
+			}
+			if memProfile != "" {
+				f, err := os.Create(memProfile)
+				if err != nil {
+					return fmt.Errorf("--memprofile: %w", err)
+				}
+				defer f.Close()
+				cfg.MemProfile = f
 			}
 			if traceFile != "" {
 				f, err := os.Create(traceFile)
@@ -118,6 +126,7 @@ func newLoadCmd() *cobra.Command {
 	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
 	f.StringVar(&traceFile, "trace", "", "write a runtime execution trace (go tool trace) of the measured window to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured window (scheduler included when embedded) to this file")
+	f.StringVar(&memProfile, "memprofile", "", "write the allocation profile (go tool pprof -sample_index=alloc_space; since the process started) at the end of the window to this file")
 	f.StringVarP(&output, "output", "o", "table", "output format: json or table")
 	f.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
 	return cmd

@@ -109,6 +109,10 @@ type Config struct {
 	// CPUProfile, when set, receives a pprof CPU profile of the whole
 	// process (the embedded scheduler included) over the measured window.
 	CPUProfile io.Writer
+	// MemProfile, when set, receives the pprof allocation profile
+	// ("allocs", since the process started: the submission, the warmup and
+	// the window) at the end of the window.
+	MemProfile io.Writer
 	// Trace, when set, receives a runtime execution trace (go tool trace) of
 	// the measured window: scheduling latency, GC pauses and blocking.
 	Trace io.Writer

@@ -148,6 +148,13 @@ type ProcessStats struct {
 	MaxRSSMiB     float64 `json:"max_rss_mib"`
 	HeapMiB       float64 `json:"heap_mib"`
 	Goroutines    int     `json:"goroutines"`
+	// AllocMiBPerSecond is the heap allocation rate over the window, GCs
+	// the garbage collections that ended in it, GCPauseMs their total
+	// stop-the-world pauses and GCPauseMaxMs the longest.
+	AllocMiBPerSecond float64 `json:"alloc_mib_per_s"`
+	GCs               uint32  `json:"gcs"`
+	GCPauseMs         float64 `json:"gc_pause_ms"`
+	GCPauseMaxMs      float64 `json:"gc_pause_max_ms"`
 }
 
 // ErrorCount is a kind of heartbeat failure.
@@ -216,6 +223,8 @@ func (r *Report) String() string {
 	p := r.Process
 	row("process", "%.1f CPU s in the window = %.2f of %d cores; max RSS %.0f MiB, heap %.0f MiB, %d goroutines",
 		p.CPUSeconds, p.CPUCores, p.GOMAXPROCS, p.MaxRSSMiB, p.HeapMiB, p.Goroutines)
+	row("memory", "%.0f MiB/s allocated, %d GCs (stop-the-world pauses %.1f ms in all, longest %.2f ms)",
+		p.AllocMiBPerSecond, p.GCs, p.GCPauseMs, p.GCPauseMaxMs)
 	if p.OtherCPUCores >= 0 {
 		row("other processes", "%.2f cores busy meanwhile (the machine's other load)", p.OtherCPUCores)
 	}

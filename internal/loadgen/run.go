@@ -209,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	r.starts = make([]atomic.Uint64, int((cfg.Warmup+cfg.Duration+cfg.HeartbeatTimeout)/bucket)+2)
 	log.Info("agents starting", "agents", cfg.Agents, "connections", len(shards), "warmup", cfg.Warmup, "duration", cfg.Duration)
 
-	smp := &sampler{r: r, profile: cfg.CPUProfile, trace: cfg.Trace}
+	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, trace: cfg.Trace}
 	smpDone := make(chan struct{})
 	go func() { defer close(smpDone); smp.run(ctx) }()
 	var wg sync.WaitGroup
@@ -354,9 +354,10 @@ func submit(ctx context.Context, cfg *Config, shards []*shard, jobs int) SubmitS
 // sampler records the running jobs every bucket, and the process's CPU over
 // the window (with the CPU profile, when asked).
 type sampler struct {
-	r       *runner
-	profile io.Writer
-	trace   io.Writer
+	r          *runner
+	profile    io.Writer
+	memProfile io.Writer
+	trace      io.Writer
 
 	running        []int64 // per bucket since t0; -1 where a tick was missed
 	cpu0, cpu1     time.Duration
@@ -367,6 +368,7 @@ type sampler struct {
 	tracing        bool
 	err            error
 	maxRSSKiB      int64
+	mem0, mem1     runtime.MemStats
 	heapMiB        float64
 	goroutines     int
 }
@@ -408,6 +410,7 @@ func (s *sampler) run(ctx context.Context) {
 func (s *sampler) startWindow(now time.Time) {
 	s.winFrom, s.cpu0 = now, cpuTime()
 	s.mach0, s.machOK = machineBusy()
+	runtime.ReadMemStats(&s.mem0)
 	if s.profile != nil {
 		if err := pprof.StartCPUProfile(s.profile); err != nil {
 			s.err = fmt.Errorf("cpu profile: %w", err)
@@ -438,13 +441,17 @@ func (s *sampler) stopWindow() {
 	if s.tracing {
 		trace.Stop()
 	}
+	if s.memProfile != nil {
+		if err := pprof.Lookup("allocs").WriteTo(s.memProfile, 0); err != nil && s.err == nil {
+			s.err = fmt.Errorf("memory profile: %w", err)
+		}
+	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.maxRSSKiB = int64(ru.Maxrss)
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	s.heapMiB = float64(ms.HeapInuse) / (1 << 20)
+	runtime.ReadMemStats(&s.mem1)
+	s.heapMiB = float64(s.mem1.HeapInuse) / (1 << 20)
 	s.goroutines = runtime.NumGoroutine()
 }
 
@@ -545,12 +552,19 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 		if d := smp.winTo.Sub(smp.winFrom).Seconds(); d > 0 {
 			p.CPUCores = p.CPUSeconds / d
 			p.OtherCPUCores = -1
+			p.AllocMiBPerSecond = float64(smp.mem1.TotalAlloc-smp.mem0.TotalAlloc) / (1 << 20) / d
 			if smp.machOK {
 				p.OtherCPUCores = max(0, (smp.mach1-smp.mach0).Seconds()/d-p.CPUCores)
 			}
 		}
 	}
 	p.MaxRSSMiB = float64(smp.maxRSSKiB) / 1024
+	p.GCs = smp.mem1.NumGC - smp.mem0.NumGC
+	for i := smp.mem0.NumGC; i < smp.mem1.NumGC && smp.mem1.NumGC-i <= uint32(len(smp.mem1.PauseNs)); i++ {
+		pause := float64(smp.mem1.PauseNs[i%uint32(len(smp.mem1.PauseNs))]) / 1e6
+		p.GCPauseMs += pause
+		p.GCPauseMaxMs = max(p.GCPauseMaxMs, pause)
+	}
 	p.HeapMiB, p.Goroutines = smp.heapMiB, smp.goroutines
 
 	r.errMu.Lock()
