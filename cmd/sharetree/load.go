@@ -1,13 +1,22 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"runtime/pprof"
+	"runtime/trace"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sharetree/sharetree/internal/loadgen"
 	"github.com/sharetree/sharetree/internal/wire"
@@ -21,7 +30,8 @@ func newLoadCmd() *cobra.Command {
 	cfg := loadgen.DefaultConfig()
 	var (
 		nodeRes, jobRes, output, cpuProfile, memProfile, traceFile, logLevel string
-		check                                                                bool
+		check, serve, serverProcess                                          bool
+		port                                                                 int
 	)
 	cmd := &cobra.Command{
 		Use:   "load",
@@ -33,7 +43,10 @@ func newLoadCmd() *cobra.Command {
 			"utilisation and the process's CPU. The first --warmup is excluded from the figures.\n\n" +
 			"By default it starts its own scheduler in-process (embedded NATS in a temporary directory, one tree \"load\"\n" +
 			"with --pools pools load-0 … load-<n-1>, operation-count limits raised so that every operation runs). With\n" +
-			"--nats-url it targets a running scheduler: its tree must hold those pools (or use --pools 0).",
+			"--nats-url it targets a running scheduler: its tree must hold those pools (or use --pools 0).\n\n" +
+			"--server-process runs that scheduler in a child process (this command with --serve) so that the generator\n" +
+			"does not share the scheduler's Go runtime; the report then shows the two processes' CPU apart, and\n" +
+			"--cpuprofile, --memprofile and --trace profile the scheduler process over its whole life.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput("load", output); err != nil {
@@ -52,6 +65,23 @@ func newLoadCmd() *cobra.Command {
 			}
 			if err := checkLoadFlags(&cfg); err != nil {
 				return err
+			}
+			if serve && serverProcess {
+				return usageError{errors.New("--serve and --server-process exclude each other")}
+			}
+			if serverProcess && cfg.NATSURL != "" {
+				return usageError{errors.New("--server-process and --nats-url exclude each other")}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if serverProcess {
+				child, err := startServerProcess(cmd)
+				if err != nil {
+					return err
+				}
+				defer child.stop()
+				cfg.NATSURL, cfg.ServerPID = child.url, child.cmd.Process.Pid
+				cpuProfile, memProfile, traceFile = "", "", "" // the child's
 			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
@@ -77,8 +107,9 @@ func newLoadCmd() *cobra.Command {
 				defer f.Close()
 				cfg.Trace = f
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			if serve {
+				return serveLoad(ctx, cmd, cfg, port, cpuProfile, memProfile, traceFile)
+			}
 			rep, err := loadgen.Run(ctx, cfg)
 			if err != nil {
 				return err
@@ -119,6 +150,9 @@ func newLoadCmd() *cobra.Command {
 	f.IntVar(&cfg.AgentsPerConn, "agents-per-connection", cfg.AgentsPerConn, "agents sharing one NATS connection and one sending goroutine")
 	f.StringVar(&cfg.NodePrefix, "node-prefix", cfg.NodePrefix, "node ids are <prefix>-<index>")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "target the scheduler on this NATS server instead of starting one")
+	f.BoolVar(&serverProcess, "server-process", false, "start the scheduler in a child process (this command with --serve) instead of in-process")
+	f.BoolVar(&serve, "serve", false, "only run the scheduler a load run would embed, print \"nats_url <url>\" and serve until interrupted or stdin closes")
+	f.IntVar(&port, "port", -1, "with --serve: the NATS port (-1: any free port)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
 	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
@@ -172,4 +206,106 @@ func checkLoadFlags(cfg *loadgen.Config) error {
 		return usageError{err}
 	}
 	return nil
+}
+
+// serverChild is the scheduler process of `load --server-process`.
+type serverChild struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	url   string
+	done  chan error
+}
+
+// startServerProcess starts this command again with --serve and the flags
+// given to this one, and waits for the URL it prints.
+func startServerProcess(cmd *cobra.Command) (*serverChild, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("--server-process: %w", err)
+	}
+	args := []string{"load", "--serve"}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name != "server-process" {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	c := exec.Command(exe, args...)
+	c.Stderr = cmd.ErrOrStderr()
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, fmt.Errorf("--server-process: %w", err)
+	}
+	child := &serverChild{cmd: c, stdin: stdin, done: make(chan error, 1)}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go func() { _, _ = io.Copy(io.Discard, stdout); child.done <- c.Wait() }()
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "nats_url ")
+	if err != nil || !ok {
+		child.stop()
+		return nil, fmt.Errorf("--server-process: the scheduler process did not start (read %q: %v)", line, err)
+	}
+	child.url = url
+	return child, nil
+}
+
+// stop ends the scheduler process (SIGTERM, then SIGKILL after 30 s).
+func (s *serverChild) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.stdin.Close()
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// serveLoad is `load --serve`: the scheduler alone, profiled over its whole
+// life when asked, until ctx ends or stdin closes (the parent's end).
+func serveLoad(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config, port int, cpuProfile, memProfile, traceFile string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, cmd.InOrStdin())
+		cancel()
+	}()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if traceFile != "" {
+		f, err := os.Create(traceFile)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer trace.Stop()
+	}
+	if memProfile != "" {
+		defer func() {
+			if f, err := os.Create(memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
+	}
+	return loadgen.Serve(ctx, cfg, port, func(url string) {
+		_, _ = fmt.Fprintf(cmd.OutOrStdout(), "nats_url %s\n", url)
+	})
 }

@@ -77,15 +77,17 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		args    []string
 		wantErr []string
 	}{
-		"unknown key":     {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
-		"missing file":    {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
-		"no -f":           {[]string{"fairshare"}, []string{"-f FILE is required"}},
-		"engine rule":     {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
-		"bad -o":          {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
-		"unknown flag":    {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
-		"demo bad -o":     {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},
-		"positional arg":  {[]string{"fairshare", "-f", bad, "extra"}, []string{`unexpected argument "extra"`}},
-		"unknown command": {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
+		"unknown key":      {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
+		"missing file":     {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
+		"no -f":            {[]string{"fairshare"}, []string{"-f FILE is required"}},
+		"engine rule":      {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
+		"bad -o":           {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
+		"unknown flag":     {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
+		"demo bad -o":      {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},
+		"positional arg":   {[]string{"fairshare", "-f", bad, "extra"}, []string{`unexpected argument "extra"`}},
+		"unknown command":  {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
+		"load serve twice": {[]string{"load", "--serve", "--server-process"}, []string{"--serve and --server-process exclude each other"}},
+		"load two servers": {[]string{"load", "--server-process", "--nats-url", "nats://127.0.0.1:1"}, []string{"--server-process and --nats-url exclude each other"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -109,6 +109,11 @@ type Config struct {
 	// CPUProfile, when set, receives a pprof CPU profile of the whole
 	// process (the embedded scheduler included) over the measured window.
 	CPUProfile io.Writer
+	// ServerPID is the process of the scheduler under test when it runs
+	// apart from the generator (NATSURL set, see Serve): its CPU over the
+	// window is reported apart, and not counted as other processes'. 0:
+	// none.
+	ServerPID int
 	// MemProfile, when set, receives the pprof allocation profile
 	// ("allocs", since the process started: the submission, the warmup and
 	// the window) at the end of the window.

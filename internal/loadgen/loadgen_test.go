@@ -153,3 +153,37 @@ func TestValidate(t *testing.T) {
 		t.Errorf("defaults: %d slots per node, %d connections; want 8, 20", cfg.SlotsPerNode(), cfg.Connections())
 	}
 }
+
+// TestServeAndProcessMode runs the scheduler with Serve and a run against it
+// in "process" mode; the server process is this one, so its CPU is known.
+func TestServeAndProcessMode(t *testing.T) {
+	cfg := tiny(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- loadgen.Serve(ctx, cfg, -1, func(url string) { urls <- url }) }()
+	select {
+	case cfg.NATSURL = <-urls:
+	case err := <-served:
+		t.Fatalf("Serve: %v", err)
+	}
+	cfg.ServerPID = os.Getpid()
+	rep, err := loadgen.Run(context.Background(), cfg)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if rep.Mode != "process" {
+		t.Errorf("mode %q, want process", rep.Mode)
+	}
+	checkWorked(t, rep)
+	if rep.Process.ServerCPUCores <= 0 {
+		t.Errorf("server CPU %g cores, want it measured", rep.Process.ServerCPUCores)
+	}
+	if !strings.Contains(rep.String(), "server process") {
+		t.Errorf("table lacks the server process:\n%s", rep.String())
+	}
+}

@@ -16,7 +16,9 @@ import (
 // the measured window only (after the warmup); the others cover the whole
 // run.
 type Report struct {
-	// Mode is "embedded" (the run started its own scheduler) or "external".
+	// Mode is "embedded" (the run started its own scheduler), "process"
+	// (the scheduler runs in a process of its own, Config.ServerPID) or
+	// "external".
 	Mode    string `json:"mode"`
 	NATSURL string `json:"nats_url"`
 	// Interrupted: the context ended the run early.
@@ -141,6 +143,10 @@ type ProcessStats struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	// CPUCores is CPUSeconds per second of the window.
 	CPUCores float64 `json:"cpu_cores"`
+	// ServerCPUCores is the scheduler process's CPU per second of the
+	// window in "process" mode (-1 where unknown, 0 in the other modes,
+	// where CPUCores includes the embedded scheduler).
+	ServerCPUCores float64 `json:"server_cpu_cores"`
 	// OtherCPUCores is what the rest of the machine used meanwhile (from
 	// /proc/stat; -1 where unknown): figures taken while other processes
 	// compete for the cores are not the scheduler's.
@@ -225,6 +231,13 @@ func (r *Report) String() string {
 		p.CPUSeconds, p.CPUCores, p.GOMAXPROCS, p.MaxRSSMiB, p.HeapMiB, p.Goroutines)
 	row("memory", "%.0f MiB/s allocated, %d GCs (stop-the-world pauses %.1f ms in all, longest %.2f ms)",
 		p.AllocMiBPerSecond, p.GCs, p.GCPauseMs, p.GCPauseMaxMs)
+	if r.Mode == "process" {
+		if p.ServerCPUCores >= 0 {
+			row("server process", "%.2f of %d cores (the scheduler and its embedded NATS, apart from this generator)", p.ServerCPUCores, p.GOMAXPROCS)
+		} else {
+			row("server process", "CPU unknown")
+		}
+	}
 	if p.OtherCPUCores >= 0 {
 		row("other processes", "%.2f cores busy meanwhile (the machine's other load)", p.OtherCPUCores)
 	}

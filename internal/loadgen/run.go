@@ -147,9 +147,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	defer cancel(nil)
 
 	url := cfg.NATSURL
+	if cfg.ServerPID > 0 {
+		rep.Mode = "process"
+	}
 	if url == "" {
 		rep.Mode = "embedded"
-		srv, cleanup, err := startScheduler(ctx, &cfg)
+		srv, cleanup, err := startScheduler(ctx, &cfg, -1)
 		if err != nil {
 			return rep, err
 		}
@@ -253,9 +256,32 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, nil
 }
 
+// Serve runs the scheduler Run would embed (cfg's tree, pools and heartbeat
+// period; DataDir or a temporary directory) with its NATS server on port
+// (-1: any free port) until ctx ends, for a Run in another process
+// (NATSURL, ServerPID) whose generator then does not share this process's
+// CPU and Go runtime. ready receives the NATS URL once it serves.
+func Serve(ctx context.Context, cfg Config, port int, ready func(url string)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	srv, cleanup, err := startScheduler(ctx, &cfg, port)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	ready(srv.URL())
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-srv.Fatal():
+		return fmt.Errorf("%w: scheduler: %w", ErrRun, err)
+	}
+}
+
 // startScheduler starts the embedded scheduler and returns it with its
 // cleanup.
-func startScheduler(ctx context.Context, cfg *Config) (*server.Server, func(), error) {
+func startScheduler(ctx context.Context, cfg *Config, port int) (*server.Server, func(), error) {
 	dir, removeDir := cfg.DataDir, func() {}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "sharetree-load-*")
@@ -266,6 +292,7 @@ func startScheduler(ctx context.Context, cfg *Config) (*server.Server, func(), e
 	}
 	scfg := server.DefaultConfig()
 	scfg.DataDir = dir
+	scfg.Port = port
 	scfg.Logger = cfg.Logger
 	scfg.Trees = EmbeddedTrees(cfg)
 	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
@@ -369,6 +396,8 @@ type sampler struct {
 	err            error
 	maxRSSKiB      int64
 	mem0, mem1     runtime.MemStats
+	srv0, srv1     time.Duration
+	srvOK          bool
 	heapMiB        float64
 	goroutines     int
 }
@@ -411,6 +440,9 @@ func (s *sampler) startWindow(now time.Time) {
 	s.winFrom, s.cpu0 = now, cpuTime()
 	s.mach0, s.machOK = machineBusy()
 	runtime.ReadMemStats(&s.mem0)
+	if pid := s.r.cfg.ServerPID; pid > 0 {
+		s.srv0, s.srvOK = processCPU(pid)
+	}
 	if s.profile != nil {
 		if err := pprof.StartCPUProfile(s.profile); err != nil {
 			s.err = fmt.Errorf("cpu profile: %w", err)
@@ -435,6 +467,10 @@ func (s *sampler) stopWindow() {
 	var ok bool
 	s.mach1, ok = machineBusy()
 	s.machOK = s.machOK && ok
+	if pid := s.r.cfg.ServerPID; pid > 0 {
+		s.srv1, ok = processCPU(pid)
+		s.srvOK = s.srvOK && ok
+	}
 	if s.profiling {
 		pprof.StopCPUProfile()
 	}
@@ -552,9 +588,15 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 		if d := smp.winTo.Sub(smp.winFrom).Seconds(); d > 0 {
 			p.CPUCores = p.CPUSeconds / d
 			p.OtherCPUCores = -1
+			if cfg.ServerPID > 0 {
+				p.ServerCPUCores = -1
+				if smp.srvOK {
+					p.ServerCPUCores = (smp.srv1 - smp.srv0).Seconds() / d
+				}
+			}
 			p.AllocMiBPerSecond = float64(smp.mem1.TotalAlloc-smp.mem0.TotalAlloc) / (1 << 20) / d
 			if smp.machOK {
-				p.OtherCPUCores = max(0, (smp.mach1-smp.mach0).Seconds()/d-p.CPUCores)
+				p.OtherCPUCores = max(0, (smp.mach1-smp.mach0).Seconds()/d-p.CPUCores-max(0, p.ServerCPUCores))
 			}
 		}
 	}
