@@ -94,7 +94,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
 	s.router.props = func(id string) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), s.guard)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), s.guard, lockFree)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
@@ -105,6 +105,13 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	return s, nil
 }
 
+// lockFree gives an actor a lock-free mailbox. The default mailbox's queue
+// takes a mutex on every send: thousands of node actors sending to their
+// tree's placer queued on it (a convoy: ≈ 0.45 goroutines waiting on average
+// in an execution trace at 5,000 heartbeats/s). Node actors get it too: it is
+// cheaper to allocate, and they are thousands.
+var lockFree = actor.WithMailbox(actor.UnboundedLockfree())
+
 // spawnTree starts a tree's actor and placer around a new ledger.
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 	ref := &treeRef{spec: spec, ledger: newLedger(spec.Name, &s.cfg), pools: poolSet(spec.Pools)}
@@ -113,7 +120,7 @@ func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
 	}
 	ref.pid = pid
-	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard), "placer:"+spec.Name)
+	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree), "placer:"+spec.Name)
 	if err != nil {
 		_ = s.as.Root.StopFuture(pid).Wait()
 		return nil, fmt.Errorf("spawn placer %s: %w", spec.Name, err)
