@@ -46,6 +46,9 @@ func newServerCmd() *cobra.Command {
 			if cfg.Actors.HeartbeatPeriod <= 0 {
 				return usageError{fmt.Errorf("--heartbeat-period must be positive, got %s", cfg.Actors.HeartbeatPeriod)}
 			}
+			if cfg.HeartbeatConnections <= 0 {
+				return usageError{fmt.Errorf("--heartbeat-connections must be positive, got %d", cfg.HeartbeatConnections)}
+			}
 			if cfg.Port < -1 || cfg.Port > 65535 {
 				return usageError{fmt.Errorf("--port %d is not a port", cfg.Port)}
 			}
@@ -74,6 +77,7 @@ func newServerCmd() *cobra.Command {
 	f.BoolVar(&cfg.SyncAlways, "sync-always", false, "fsync JetStream writes before acknowledging them")
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
+	f.IntVar(&cfg.HeartbeatConnections, "heartbeat-connections", cfg.HeartbeatConnections, "NATS connections that take node heartbeats (the first also serves the operation API)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

@@ -34,6 +34,12 @@ type Config struct {
 	EventRetention time.Duration
 	// EventMaxBytes bounds the events stream by size (default 1 GiB).
 	EventMaxBytes int64
+	// HeartbeatConnections is how many NATS connections receive node
+	// heartbeats (default 4): each has its own read loop, subscription
+	// goroutine and flusher, and answers the heartbeats it received. The
+	// first also serves the operation API; JetStream (events, buckets) has
+	// a connection of its own.
+	HeartbeatConnections int
 	// EventBuffer is how many events may wait to be published before new
 	// ones are dropped and counted (default 65536).
 	EventBuffer int
@@ -45,11 +51,12 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen: "127.0.0.1", Port: -1,
-		Actors:         actors.DefaultConfig(),
-		EventRetention: 24 * time.Hour,
-		EventMaxBytes:  1 << 30,
-		EventBuffer:    1 << 16,
-		Logger:         slog.New(slog.DiscardHandler),
+		Actors:               actors.DefaultConfig(),
+		EventRetention:       24 * time.Hour,
+		EventMaxBytes:        1 << 30,
+		EventBuffer:          1 << 16,
+		HeartbeatConnections: 4,
+		Logger:               slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -64,6 +71,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: event retention %s must be positive", ErrConfig, c.EventRetention)
 	case c.EventMaxBytes <= 0:
 		return fmt.Errorf("%w: event max bytes %d must be positive", ErrConfig, c.EventMaxBytes)
+	case c.HeartbeatConnections <= 0:
+		return fmt.Errorf("%w: heartbeat connections %d must be positive", ErrConfig, c.HeartbeatConnections)
 	case c.EventBuffer <= 0:
 		return fmt.Errorf("%w: event buffer %d must be positive", ErrConfig, c.EventBuffer)
 	case c.Logger == nil:

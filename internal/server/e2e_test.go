@@ -348,3 +348,45 @@ func TestBadInputIsRefusedWithTypedErrors(t *testing.T) {
 		t.Errorf("get of unknown operation: %v, want NOT_FOUND", err)
 	}
 }
+
+// TestHeartbeatsOverSeveralConnections: with three service connections the
+// NATS server spreads the heartbeats over all of them; each answers
+// correctly, the errors in micro's format.
+func TestHeartbeatsOverSeveralConnections(t *testing.T) {
+	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.DataDir, cfg.Trees, cfg.HeartbeatConnections = t.TempDir(), trees, 3
+	srv, err := server.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cl := client.New(nc, 10*time.Second)
+	ctx := context.Background()
+	limits := &pb.Resources{Cpu: 4, UserSlots: 4}
+	for i := range 30 {
+		node := fmt.Sprintf("many-%d", i)
+		hb, _ := subjects.NodeHeartbeat(node)
+		resp := &pb.HeartbeatResponse{}
+		if err := cl.Call(ctx, hb, &pb.Heartbeat{NodeId: node, Incarnation: "x", Sequence: 1, ResourceLimits: limits}, resp); err != nil {
+			t.Fatalf("heartbeat %d: %v", i, err)
+		}
+		if resp.GetHeartbeatPeriod().AsDuration() != cfg.Actors.HeartbeatPeriod {
+			t.Errorf("heartbeat %d: period %v, want %v", i, resp.GetHeartbeatPeriod().AsDuration(), cfg.Actors.HeartbeatPeriod)
+		}
+		var apiErr *client.APIError
+		err := cl.Call(ctx, hb, &pb.Heartbeat{NodeId: "someone-else", Incarnation: "x", Sequence: 1}, &pb.HeartbeatResponse{})
+		if !errors.As(err, &apiErr) || apiErr.Code() != pb.ErrorCode_ERROR_CODE_NODE_MISMATCH || apiErr.Err.GetField() != "node_id" {
+			t.Errorf("mismatched heartbeat %d: %v, want NODE_MISMATCH on node_id", i, err)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "30 nodes", func() bool { return srv.System().NodeCount() == 30 })
+}

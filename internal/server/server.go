@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,13 +23,17 @@ const Version = "0.1.0"
 type Server struct {
 	cfg      Config
 	embedded *natsembed.Server
-	nc       *nats.Conn
+	// nc carries JetStream (events, buckets), the configuration service
+	// and the job signals; conns the scheduler service: every one takes
+	// heartbeats, the first also the operation API (Config.HeartbeatConnections).
+	nc       *conn
+	conns    []*conn
 	svc      micro.Service
+	hbSubs   []*nats.Subscription
 	sys      *actors.System
 	events   *eventSink
-	service  *service
+	rejected atomic.Uint64
 	epoch    uint64
-	closed   chan struct{}
 	// The live tree configuration: its bucket, its service, the watch that
 	// applies changes.
 	confStore   *treeconf.Store
@@ -59,13 +64,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.embedded, url = emb, emb.ClientURL()
 	}
-	s.closed = make(chan struct{})
-	nc, err := nats.Connect(url, nats.Name("sharetree-scheduler"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.ClosedHandler(func(*nats.Conn) { close(s.closed) }))
-	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+	var err error
+	if s.nc, err = connect(url, "sharetree-scheduler"); err != nil {
+		return nil, err
 	}
-	s.nc = nc
+	nc := s.nc.nc
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -137,8 +140,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("configuration service: %w", err)
 	}
-	s.service = &service{sys: s.sys, nc: nc}
-	svc, err := micro.AddService(nc, micro.Config{
+	for i := range cfg.HeartbeatConnections {
+		c, err := connect(url, fmt.Sprintf("sharetree-scheduler-service-%d", i))
+		if err != nil {
+			return nil, err
+		}
+		s.conns = append(s.conns, c)
+	}
+	svc, err := micro.AddService(s.conns[0].nc, micro.Config{
 		Name: subjects.SchedulerService, Version: Version,
 		Description: "sharetree scheduler: node heartbeats and the operation API",
 	})
@@ -146,16 +155,57 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("micro service: %w", err)
 	}
 	s.svc = svc
-	if err := addService(svc, s.service); err != nil {
+	if err := addService(svc, &service{sys: s.sys, nc: s.conns[0].nc, rejected: &s.rejected}); err != nil {
 		return nil, err
+	}
+	// The other connections take heartbeats in micro's queue group, so the
+	// NATS server spreads them over every connection.
+	for _, c := range s.conns[1:] {
+		hs := &service{sys: s.sys, nc: c.nc, rejected: &s.rejected}
+		sub, err := c.nc.QueueSubscribe(subjects.NodeHeartbeatAll(), micro.DefaultQueueGroup, hs.onHeartbeat)
+		if err != nil {
+			return nil, fmt.Errorf("heartbeat subscription: %w", err)
+		}
+		s.hbSubs = append(s.hbSubs, sub)
+		if err := c.nc.Flush(); err != nil {
+			return nil, fmt.Errorf("heartbeat subscription: %w", err)
+		}
 	}
 	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived))
 	ok = true
 	return s, nil
 }
 
+// conn is a NATS connection and the channel its closed handler closes.
+type conn struct {
+	nc     *nats.Conn
+	closed chan struct{}
+}
+
+func connect(url, name string) (*conn, error) {
+	c := &conn{closed: make(chan struct{})}
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }))
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+	}
+	c.nc = nc
+	return c, nil
+}
+
+// drain drains the connection, waiting up to timeout for it to close.
+func (c *conn) drain(timeout time.Duration) {
+	if err := c.nc.Drain(); err == nil {
+		select {
+		case <-c.closed:
+		case <-time.After(timeout):
+		}
+	}
+	c.nc.Close()
+}
+
 // URL is the NATS URL clients and agents connect to.
-func (s *Server) URL() string { return s.nc.ConnectedUrl() }
+func (s *Server) URL() string { return s.nc.nc.ConnectedUrl() }
 
 // System is the running actor system.
 func (s *Server) System() *actors.System { return s.sys }
@@ -178,6 +228,9 @@ func (s *Server) Close() {
 	if s.svc != nil {
 		_ = s.svc.Stop()
 	}
+	for _, sub := range s.hbSubs {
+		_ = sub.Drain()
+	}
 	if s.sys != nil {
 		s.sys.Stop()
 	}
@@ -185,21 +238,14 @@ func (s *Server) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.events.close(ctx)
 		cancel()
-		var rejected uint64
-		if s.service != nil {
-			rejected = s.service.rejected.Load()
-		}
 		s.cfg.Logger.Info("scheduler stopped", "events_dropped", s.events.drops.Load(),
-			"events_failed", s.events.fails.Load(), "requests_rejected", rejected)
+			"events_failed", s.events.fails.Load(), "requests_rejected", s.rejected.Load())
+	}
+	for _, c := range s.conns {
+		c.drain(10 * time.Second)
 	}
 	if s.nc != nil {
-		if err := s.nc.Drain(); err == nil {
-			select {
-			case <-s.closed:
-			case <-time.After(10 * time.Second):
-				s.nc.Close()
-			}
-		}
+		s.nc.drain(10 * time.Second)
 	}
 	if s.embedded != nil {
 		s.embedded.Stop()
