@@ -27,6 +27,8 @@ type nodeJob struct {
 	// sentAt is the heartbeat sequence whose response started the job: a
 	// later heartbeat that does not report it means it vanished.
 	sentAt uint64
+	// seen is the sequence of the last heartbeat that reported it running.
+	seen uint64
 	// abortReason is set once the scheduler wants the job gone; the abort is
 	// repeated in every response until the node reports the job finished.
 	abortReason string
@@ -65,6 +67,17 @@ type nodeActor struct {
 	// jobEvents collects the job transitions of one heartbeat (or of the
 	// node's loss); flushJobEvents publishes them as one event.
 	jobEvents []*pb.JobEvent
+	// hb is the heartbeat in flight (inflight points to it) and buf the
+	// buffers every heartbeat reuses: the node's job ids, the jobs that
+	// left, and the placer's request with its slices, which are the
+	// placer's until it answers (a request given up on is left to it: req
+	// and its slices are allocated anew).
+	hb  heartbeatInFlight
+	buf struct {
+		ids, checkIDs []string
+		left          []leftJob
+		req           *passRequest
+	}
 }
 
 func newNodeActor(cfg *Config, deps Deps, id string, dir func() *treeDirectory, onLost func(string)) actor.Producer {
@@ -93,6 +106,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			// the heartbeat; the agent sends the next one.
 			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: the tree's placer did not answer within %s", n.id, n.cfg.RequestTimeout))
 			n.inflight = nil
+			n.buf.req = nil // still the placer's
 			n.drainDeferred(ctx)
 		}
 		if n.inflight != nil {
@@ -155,8 +169,11 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	seq := hb.GetSequence()
 	n.lastSeq, n.lastHeard = seq, now
-	tags := slices.Clone(hb.GetTags())
-	slices.Sort(tags)
+	tags := n.tags
+	if !slices.IsSorted(hb.GetTags()) || !slices.Equal(hb.GetTags(), n.tags) {
+		tags = slices.Clone(hb.GetTags())
+		slices.Sort(tags)
+	}
 	if dir := n.dir(); !n.online || total != n.total || !slices.Equal(tags, n.tags) || dir != n.dirSeen {
 		n.total, n.tags, n.online, n.dirSeen = total, tags, true, dir
 		n.join(dir)
@@ -164,7 +181,13 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	resp := &pb.HeartbeatResponse{LeaderEpoch: n.deps.Epoch, HeartbeatPeriod: n.period}
 
 	// Finished jobs: acknowledge every one; act on those we believed running.
-	var left []leftJob
+	req := n.buf.req
+	if req == nil {
+		req = &passRequest{}
+		n.buf.req = req
+	}
+	left, done, check, jobs := n.buf.left[:0], req.done[:0], req.check[:0], req.jobs[:0]
+	checkIDs := n.buf.checkIDs[:0]
 	for _, f := range hb.GetFinishedJobs() {
 		resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 		j, ok := n.jobs[f.GetJobId()]
@@ -180,28 +203,33 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		if interrupted && reason == "" && j.interrupt != nil {
 			reason = "interrupted: " + j.interrupt.GetReason()
 		}
-		left = append(left, leftJob{job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted})
+		left = append(left, leftJob{id: f.GetJobId(), job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted})
 	}
-	// Running jobs: unknown ones are aborted.
-	seen := make(map[string]bool, len(hb.GetRunningJobs()))
+	// Running jobs: unknown ones are aborted, known ones marked seen.
 	for _, r := range hb.GetRunningJobs() {
-		seen[r.GetJobId()] = true
-		if _, ok := n.jobs[r.GetJobId()]; !ok {
+		if j, ok := n.jobs[r.GetJobId()]; ok {
+			j.seen = seq
+		} else {
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: r.GetJobId(), Reason: "unknown to the scheduler"})
 		}
 	}
-	// Jobs we believe running that the node no longer reports vanished.
-	for _, id := range n.sortedJobIDs() {
+	// Jobs we believe running that the node no longer reports vanished;
+	// ids keeps the others.
+	ids := n.sortedJobIDs(n.buf.ids[:0])
+	n.buf.ids = ids
+	kept := ids[:0]
+	for _, id := range ids {
 		j := n.jobs[id]
-		if seen[id] || j.sentAt >= seq {
+		if j.seen == seq || j.sentAt >= seq {
+			kept = append(kept, id)
 			continue
 		}
 		delete(n.jobs, id)
-		left = append(left, leftJob{job: j, state: pb.JobState_JOB_STATE_FAILED, reason: "vanished: not reported by the node", lost: true})
+		left = append(left, leftJob{id: id, job: j, state: pb.JobState_JOB_STATE_FAILED, reason: "vanished: not reported by the node", lost: true})
 	}
+	ids = kept
 	// Jobs that left: the node's tree releases its own in the pass, the
 	// ledgers of other trees (the node moved) at once.
-	var done []finishing
 	for _, l := range left {
 		f := l.finishing()
 		if n.tree != nil && l.job.ledger == n.tree.ledger {
@@ -212,11 +240,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	// What is left runs on: its resources are taken, and its operations are
 	// checked to still be scheduled.
-	ids := n.sortedJobIDs()
 	free := total
-	var check []scheduler.OperationID
-	var checkIDs []string
-	var jobs []preemption.NodeJob
 	for _, id := range ids {
 		j := n.jobs[id]
 		free = free.Sub(j.res)
@@ -233,17 +257,21 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 			j.abortReason = "operation finished"
 		}
 	}
-	n.inflight = &heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now}
+	n.buf.left, n.buf.checkIDs = left, checkIDs
+	n.hb = heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now}
+	n.inflight = &n.hb
 	if n.tree == nil {
 		// In no tree: nothing to place.
+		req.done, req.check, req.jobs = done, check, jobs
 		n.finishHeartbeat(ctx, &passResult{gone: make([]bool, len(checkIDs))})
 		return nil
 	}
-	ctx.Request(n.tree.placer, &passRequest{
+	*req = passRequest{
 		node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
 		total: total, jobs: jobs, now: now,
-	})
+	}
+	ctx.Request(n.tree.placer, req)
 	return nil
 }
 
@@ -315,8 +343,10 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 		return
 	}
 	n.inflight = nil
-	resp := h.resp
+	resp, reply := h.resp, h.reply
+	h.resp, h.reply = nil, nil // h is reused by the next heartbeat
 	n.notifyLeft(ctx, h.left)
+	clear(h.left) // the buffer's, reused: hold no finished jobs
 	for k, id := range h.checkIDs {
 		if res.gone[k] {
 			n.jobs[id].abortReason = "operation finished"
@@ -337,14 +367,15 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, ledger: n.tree.ledger, sentAt: h.seq}
 		resp.JobsToStart = append(resp.JobsToStart, s.spec)
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
-		n.publishJob(s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
+		n.publishJob(s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
 	}
-	h.reply(resp, nil)
+	reply(resp, nil)
 	n.flushJobEvents()
 }
 
 // leftJob is a job that left the node: finished, or vanished or lost.
 type leftJob struct {
+	id     string
 	job    *nodeJob
 	state  pb.JobState
 	exit   int32
@@ -366,12 +397,12 @@ func (l leftJob) finishing() finishing {
 func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
 	for _, l := range left {
 		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted})
-		n.publishJob(l.job.ref, l.state, l.exit, l.reason)
+		n.publishJob(l.id, l.job.ref, l.state, l.exit, l.reason)
 	}
 }
 
-func (n *nodeActor) sortedJobIDs() []string {
-	ids := make([]string, 0, len(n.jobs))
+// sortedJobIDs appends the node's job ids to ids, sorted.
+func (n *nodeActor) sortedJobIDs(ids []string) []string {
 	for id := range n.jobs {
 		ids = append(ids, id)
 	}
@@ -379,10 +410,11 @@ func (n *nodeActor) sortedJobIDs() []string {
 	return ids
 }
 
-// publishJob records a job transition for the node's next job event.
-func (n *nodeActor) publishJob(ref jobRef, state pb.JobState, exit int32, reason string) {
+// publishJob records a job transition for the node's next job event; id is
+// ref's string.
+func (n *nodeActor) publishJob(id string, ref jobRef, state pb.JobState, exit int32, reason string) {
 	n.jobEvents = append(n.jobEvents, &pb.JobEvent{
-		JobId: ref.String(), OperationId: string(ref.key.Operation), NodeId: n.id,
+		JobId: id, OperationId: string(ref.key.Operation), NodeId: n.id,
 		State: state, Reason: reason, ExitCode: exit,
 	})
 }
@@ -402,8 +434,8 @@ func (n *nodeActor) flushJobEvents() {
 // vanishAll fails every job believed on the node.
 func (n *nodeActor) vanishAll(ctx actor.Context, reason string) {
 	var left []leftJob
-	for _, id := range n.sortedJobIDs() {
-		left = append(left, leftJob{job: n.jobs[id], state: pb.JobState_JOB_STATE_FAILED, reason: reason, lost: true})
+	for _, id := range n.sortedJobIDs(nil) {
+		left = append(left, leftJob{id: id, job: n.jobs[id], state: pb.JobState_JOB_STATE_FAILED, reason: reason, lost: true})
 		delete(n.jobs, id)
 	}
 	for _, l := range left {
