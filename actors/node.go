@@ -345,8 +345,6 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	n.inflight = nil
 	resp, reply := h.resp, h.reply
 	h.resp, h.reply = nil, nil // h is reused by the next heartbeat
-	n.notifyLeft(ctx, h.left)
-	clear(h.left) // the buffer's, reused: hold no finished jobs
 	for k, id := range h.checkIDs {
 		if res.gone[k] {
 			n.jobs[id].abortReason = "operation finished"
@@ -366,10 +364,18 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	for _, s := range res.started {
 		n.jobs[s.spec.GetJobId()] = &nodeJob{ref: s.ref, res: s.res, op: s.op, ledger: n.tree.ledger, sentAt: h.seq}
 		resp.JobsToStart = append(resp.JobsToStart, s.spec)
+	}
+	// The node is answered first: the operations' bookkeeping and the job
+	// event are not on its round trip (each message to an idle operation
+	// actor starts a goroutine the reply would queue behind). The messages
+	// to an operation keep their order: they all come from this actor.
+	reply(resp, nil)
+	n.notifyLeft(ctx, h.left)
+	clear(h.left) // the buffer's, reused: hold no finished jobs
+	for _, s := range res.started {
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
 		n.publishJob(s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
 	}
-	reply(resp, nil)
 	n.flushJobEvents()
 }
 
