@@ -42,6 +42,7 @@ type nodeActor struct {
 	cfg    *Config
 	deps   Deps
 	id     string
+	live   *nodeLiveness
 	dir    func() *treeDirectory
 	onLost func(id string)
 
@@ -80,9 +81,9 @@ type nodeActor struct {
 	}
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, dir func() *treeDirectory, onLost func(string)) actor.Producer {
+func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, dir func() *treeDirectory, onLost func(string)) actor.Producer {
 	return func() actor.Actor {
-		return &nodeActor{cfg: cfg, deps: deps, id: id, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
+		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
 			period: durationpb.New(cfg.HeartbeatPeriod)}
 	}
 }
@@ -95,7 +96,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		if n.inflight != nil {
 			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
-			n.inflight = nil
+			n.setInflight(nil)
 		}
 		if n.online && n.tree != nil {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
@@ -105,7 +106,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 			// The placer did not answer (its tree was removed): give up on
 			// the heartbeat; the agent sends the next one.
 			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: the tree's placer did not answer within %s", n.id, n.cfg.RequestTimeout))
-			n.inflight = nil
+			n.setInflight(nil)
 			n.buf.req = nil // still the placer's
 			n.drainDeferred(ctx)
 		}
@@ -120,6 +121,17 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		n.handle(ctx, m)
 	}
+}
+
+// setInflight records the heartbeat in flight, and publishes when it went
+// to the placer for the liveness monitor.
+func (n *nodeActor) setInflight(h *heartbeatInFlight) {
+	n.inflight = h
+	var since int64
+	if h != nil {
+		since = h.since.UnixNano()
+	}
+	n.live.inflight.Store(since)
 }
 
 // drainDeferred handles the messages that arrived during a pass, in
@@ -169,6 +181,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	seq := hb.GetSequence()
 	n.lastSeq, n.lastHeard = seq, now
+	n.live.heard.Store(now.UnixNano())
 	tags := n.tags
 	if !slices.IsSorted(hb.GetTags()) || !slices.Equal(hb.GetTags(), n.tags) {
 		tags = slices.Clone(hb.GetTags())
@@ -259,7 +272,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	n.buf.left, n.buf.checkIDs = left, checkIDs
 	n.hb = heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now}
-	n.inflight = &n.hb
+	n.setInflight(&n.hb)
 	if n.tree == nil {
 		// In no tree: nothing to place.
 		req.done, req.check, req.jobs = done, check, jobs
@@ -342,7 +355,7 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 		res.ledger.release(done)
 		return
 	}
-	n.inflight = nil
+	n.setInflight(nil)
 	resp, reply := h.resp, h.reply
 	h.resp, h.reply = nil, nil // h is reused by the next heartbeat
 	for k, id := range h.checkIDs {

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -11,28 +13,47 @@ import (
 // sends.
 type nodeRouter struct {
 	root  *actor.RootContext
-	props func(id string) *actor.Props
+	props func(id string, live *nodeLiveness) *actor.Props
 
 	mu    sync.Mutex
-	nodes map[string]*actor.PID
+	nodes map[string]*routedNode
+}
+
+// routedNode is a node actor and what it publishes about its liveness.
+type routedNode struct {
+	pid  *actor.PID
+	live nodeLiveness
+}
+
+// nodeLiveness is what a node actor publishes for the liveness monitor, so
+// that the monitor sends checks only to the nodes that need one instead of
+// to every node every second (thousands of node actors woken at once, a
+// burst every heartbeat's goroutines queued behind). Times are Config.Now
+// in Unix nanoseconds, 0 for none.
+type nodeLiveness struct {
+	// heard is the node's last accepted heartbeat.
+	heard atomic.Int64
+	// inflight is when the heartbeat waiting for the placer was sent to it.
+	inflight atomic.Int64
 }
 
 func (r *nodeRouter) route(id string, msg any) {
 	r.mu.Lock()
-	pid, ok := r.nodes[id]
+	n, ok := r.nodes[id]
 	if !ok {
-		var err error
-		pid, err = r.root.SpawnNamed(r.props(id), "node:"+id)
+		n = &routedNode{}
+		pid, err := r.root.SpawnNamed(r.props(id, &n.live), "node:"+id)
 		if err != nil {
 			// The name is taken by an actor that is stopping (a node lost a
 			// moment ago); the agent retries on its next heartbeat.
 			r.mu.Unlock()
 			return
 		}
-		r.nodes[id] = pid
+		n.pid = pid
+		r.nodes[id] = n
 	}
 	r.mu.Unlock()
-	r.root.Send(pid, msg)
+	r.root.Send(n.pid, msg)
 }
 
 func (r *nodeRouter) remove(id string) {
@@ -46,8 +67,26 @@ func (r *nodeRouter) all() []*actor.PID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*actor.PID, 0, len(r.nodes))
-	for _, pid := range r.nodes {
-		out = append(out, pid)
+	for _, n := range r.nodes {
+		out = append(out, n.pid)
+	}
+	return out
+}
+
+// due returns the node actors a liveness check may change something for at
+// now: silent for offline or more (the check takes them offline, then
+// forgets them), or waiting longer than timeout for their placer (the
+// check gives the heartbeat up).
+func (r *nodeRouter) due(now time.Time, offline, timeout time.Duration) []*actor.PID {
+	t := now.UnixNano()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*actor.PID
+	for _, n := range r.nodes {
+		heard, inflight := n.live.heard.Load(), n.live.inflight.Load()
+		if heard != 0 && t-heard >= int64(offline) || inflight != 0 && t-inflight > int64(timeout) {
+			out = append(out, n.pid)
+		}
 	}
 	return out
 }

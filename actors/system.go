@@ -92,9 +92,9 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		dir.trees = append(dir.trees, ref.nodeTree())
 	}
 	s.dir.Store(dir)
-	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*actor.PID{}}
-	s.router.props = func(id string) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, s.dir.Load, s.router.remove), s.guard, lockFree)
+	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}}
+	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove), s.guard, lockFree)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
@@ -152,7 +152,9 @@ func (s *System) failFatal(err error) {
 // inconsistent, so the process should stop (and revive from the store).
 func (s *System) Fatal() <-chan error { return s.fatal }
 
-// monitorNodes sends every node actor a liveness check once a second.
+// monitorNodes sends a liveness check, once a second, to every node actor
+// that has been silent for NodeOfflineTimeout or waits for its placer for
+// longer than RequestTimeout (nodeRouter.due).
 func (s *System) monitorNodes() {
 	defer close(s.done)
 	period := min(time.Second, s.cfg.NodeOfflineTimeout/4)
@@ -163,7 +165,7 @@ func (s *System) monitorNodes() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for _, pid := range s.router.all() {
+			for _, pid := range s.router.due(s.cfg.Now(), s.cfg.NodeOfflineTimeout, s.cfg.RequestTimeout) {
 				s.as.Root.Send(pid, &nodeCheck{})
 			}
 		}

@@ -390,3 +390,69 @@ func TestHeartbeatsOverSeveralConnections(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, "30 nodes", func() bool { return srv.System().NodeCount() == 30 })
 }
+
+// TestSilentNodeIsLostAndItsJobRunsElsewhere: a node that falls silent goes
+// offline, then is lost and forgotten; its job runs again on a node that
+// keeps heartbeating, which stays.
+func TestSilentNodeIsLostAndItsJobRunsElsewhere(t *testing.T) {
+	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.DataDir, cfg.Trees = t.TempDir(), trees
+	cfg.Actors.HeartbeatPeriod = 20 * time.Millisecond
+	cfg.Actors.NodeOfflineTimeout, cfg.Actors.NodeLostTimeout = 200*time.Millisecond, 400*time.Millisecond
+	srv, err := server.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cl := client.New(nc, 10*time.Second)
+	ctx := context.Background()
+	seqs := map[string]uint64{}
+	beat := func(node string, cpu float64, running []string) *pb.HeartbeatResponse {
+		t.Helper()
+		subj, _ := subjects.NodeHeartbeat(node)
+		seqs[node]++
+		hb := &pb.Heartbeat{NodeId: node, Incarnation: "x", Sequence: seqs[node], ResourceLimits: &pb.Resources{Cpu: cpu, UserSlots: 1}}
+		for _, id := range running {
+			hb.RunningJobs = append(hb.RunningJobs, &pb.RunningJob{JobId: id})
+		}
+		resp := &pb.HeartbeatResponse{}
+		if err := cl.Call(ctx, subj, hb, resp); err != nil {
+			t.Fatalf("heartbeat of %s: %v", node, err)
+		}
+		return resp
+	}
+	// The silent node joins first and gets the only job.
+	beat("silent", 1, nil)
+	if _, err := cl.Submit(ctx, simulated("light", 1, 1, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var started []*pb.JobSpec
+	testutil.WaitFor(t, 10*time.Second, "the silent node starts the job", func() bool {
+		started = beat("silent", 1, nil).GetJobsToStart()
+		return len(started) == 1
+	})
+	// The other node keeps heartbeating; the silent node is forgotten and
+	// the job starts on the other one.
+	var again []*pb.JobSpec
+	testutil.WaitFor(t, 10*time.Second, "the job runs again on the other node", func() bool {
+		time.Sleep(cfg.Actors.HeartbeatPeriod)
+		again = beat("steady", 1, nil).GetJobsToStart()
+		return len(again) == 1
+	})
+	if again[0].GetJobIndex() != started[0].GetJobIndex() || again[0].GetAttempt() <= started[0].GetAttempt() {
+		t.Errorf("restarted job %s (attempt %d), want job %s again with a later attempt", again[0].GetJobId(), again[0].GetAttempt(), started[0].GetJobId())
+	}
+	testutil.WaitFor(t, 10*time.Second, "the silent node forgotten", func() bool {
+		beat("steady", 1, []string{again[0].GetJobId()})
+		return srv.System().NodeCount() == 1
+	})
+}
