@@ -94,7 +94,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove), s.guard, lockFree)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove), s.guard, lockFree, workers)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
@@ -112,6 +112,11 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 // cheaper to allocate, and they are thousands.
 var lockFree = actor.WithMailbox(actor.UnboundedLockfree())
 
+// workers runs node actors, placers and operation actors on long-lived
+// goroutines (see workerPool); 300 messages per activation is protoactor's
+// default throughput.
+var workers = actor.WithDispatcher(newWorkerPool(300, 256, 10*time.Second))
+
 // inline runs an actor's messages on the sender's goroutine when its
 // mailbox is idle (a busy mailbox is drained by whoever runs it) instead of
 // starting a goroutine per activation. Operation actors get it: at 5,000
@@ -128,7 +133,7 @@ func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
 	}
 	ref.pid = pid
-	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree), "placer:"+spec.Name)
+	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree, workers), "placer:"+spec.Name)
 	if err != nil {
 		_ = s.as.Root.StopFuture(pid).Wait()
 		return nil, fmt.Errorf("spawn placer %s: %w", spec.Name, err)
