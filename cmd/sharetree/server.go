@@ -46,6 +46,9 @@ func newServerCmd() *cobra.Command {
 			if cfg.Actors.HeartbeatPeriod <= 0 {
 				return usageError{fmt.Errorf("--heartbeat-period must be positive, got %s", cfg.Actors.HeartbeatPeriod)}
 			}
+			if cfg.GCPercent < 0 {
+				return usageError{fmt.Errorf("--gc-percent must be >= 0, got %d", cfg.GCPercent)}
+			}
 			if cfg.HeartbeatConnections <= 0 {
 				return usageError{fmt.Errorf("--heartbeat-connections must be positive, got %d", cfg.HeartbeatConnections)}
 			}
@@ -78,6 +81,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
 	f.IntVar(&cfg.HeartbeatConnections, "heartbeat-connections", cfg.HeartbeatConnections, "NATS connections that take node heartbeats (the first also serves the operation API)")
+	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

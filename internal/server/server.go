@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +50,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg}
+	if cfg.GCPercent > 0 && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	ok := false
 	defer func() {
 		if !ok {
