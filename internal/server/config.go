@@ -35,10 +35,12 @@ type Config struct {
 	// EventMaxBytes bounds the events stream by size (default 1 GiB).
 	EventMaxBytes int64
 	// HeartbeatConnections is how many NATS connections receive node
-	// heartbeats (default 4): each has its own read loop, subscription
+	// heartbeats (default 1): each has its own read loop, subscription
 	// goroutine and flusher, and answers the heartbeats it received. The
 	// first also serves the operation API; JetStream (events, buckets) has
-	// a connection of its own.
+	// a connection of its own. At 5,000 heartbeats a second 4 connections
+	// made no difference that interleaved runs could tell from 1 (see
+	// docs/BENCHMARKS.md).
 	HeartbeatConnections int
 	// GCPercent, when positive, is the garbage collector's target
 	// percentage (runtime/debug.SetGCPercent), which Start sets for the
@@ -65,7 +67,7 @@ func DefaultConfig() Config {
 		EventRetention:       24 * time.Hour,
 		EventMaxBytes:        1 << 30,
 		EventBuffer:          1 << 16,
-		HeartbeatConnections: 4,
+		HeartbeatConnections: 1,
 		GCPercent:            400,
 		Logger:               slog.New(slog.DiscardHandler),
 	}
