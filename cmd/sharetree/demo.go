@@ -18,6 +18,12 @@ import (
 //go:embed examples/demo.yaml
 var demoScenario []byte
 
+// seedTrees is the pool-tree seed's example as an apply file: the demo's
+// tree, with the demo's integral pools added.
+//
+//go:embed examples/pool-trees.yaml
+var seedTrees []byte
+
 func newDemoCmd() *cobra.Command {
 	var (
 		output   string
@@ -65,12 +71,13 @@ func newDemoCmd() *cobra.Command {
 			return demo.Run(ctx, demo.Config{
 				Duration: duration, Out: cmd.OutOrStdout(), Terminal: isTerminal(cmd.OutOrStdout()),
 				Refresh: refresh, Agents: agents, Logger: logger,
+				SeedTrees: seedTrees, SeedName: "examples/pool-trees.yaml",
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
 	cmd.Flags().DurationVar(&refresh, "refresh", time.Second, "how often the view is redrawn")
-	cmd.Flags().IntVar(&agents, "agents", 8, "number of in-process node agents (16 cores, 64 GiB, 16 slots each)")
+	cmd.Flags().IntVar(&agents, "agents", 8, "number of in-process node agents (20 cores, 80 GiB, 20 slots each)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "error", "scheduler log level: debug, info, warn or error")
 	cmd.Flags().BoolVar(&whatIf, "what-if", false, "run the what-if calculator on the example instead of the live demo")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "what-if output format: json or table")
