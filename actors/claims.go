@@ -34,14 +34,6 @@ func newJobClaims(jobCounts []int, ledgers []*Ledger, caps []int64) *jobClaims {
 // view is tree i's side of the claims.
 func (c *jobClaims) view(i int) claimView { return claimView{c: c, tree: i} }
 
-// claimed reports whether a job is claimed by any tree.
-func (c *jobClaims) claimed(task, index int) bool {
-	if task < 0 || task >= len(c.tasks) || index < 0 || index/64 >= len(c.tasks[task]) {
-		return false
-	}
-	return c.tasks[task][index/64].Load()&(1<<(index%64)) != 0
-}
-
 // claimView implements placement.JobClaims for one tree.
 type claimView struct {
 	c    *jobClaims
@@ -75,11 +67,6 @@ func (v claimView) Claim(task, index int) bool {
 			return true
 		}
 	}
-}
-
-// capped reports whether the tree may claim no more jobs.
-func (v claimView) capped() bool {
-	return v.c.caps[v.tree] >= 0 && v.c.counts[v.tree].Load() >= v.c.caps[v.tree]
 }
 
 // forgetElsewhere drops jobs this tree claimed from the other trees'
