@@ -42,6 +42,9 @@ type Config struct {
 	Agents int
 	// Logger receives the scheduler's logs. Default: discard.
 	Logger *slog.Logger
+	// HTTPAddr is the scheduler's HTTP listener (the orchid and metrics);
+	// port 0 picks a free one, "" disables it.
+	HTTPAddr string
 }
 
 // Validate checks the configuration.
@@ -88,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer os.RemoveAll(dir)
 	scfg := server.DefaultConfig()
-	scfg.DataDir, scfg.Trees, scfg.Logger = dir, trees, cfg.Logger
+	scfg.DataDir, scfg.Trees, scfg.Logger, scfg.HTTPAddr = dir, trees, cfg.Logger, cfg.HTTPAddr
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return err
@@ -100,6 +103,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer nc.Close()
 	fmt.Fprintf(cfg.Out, "sharetree demo: scheduler on %s (epoch %d), %d agents; Ctrl-C to stop\n", srv.URL(), srv.Epoch(), cfg.Agents)
+	if addr := srv.HTTPAddr(); addr != "" {
+		fmt.Fprintf(cfg.Out, "orchid: http://%s/orchid/trees/physical (metrics: http://%s/metrics; sharetree get physical --nats-url %s)\n", addr, addr, srv.URL())
+	}
 
 	agentCtx, cancelAgents := context.WithCancel(ctx)
 	agents, wait, err := startAgents(agentCtx, nc, cfg.Agents, dir)

@@ -75,7 +75,7 @@ func (c *Config) Validate() error {
 	case c.Logger == nil:
 		return fmt.Errorf("%w: logger is nil", ErrConfig)
 	}
-	if err := checkHTTPAddr(c.HTTPAddr); err != nil {
+	if err := CheckHTTPAddr(c.HTTPAddr); err != nil {
 		return err
 	}
 	if err := c.Actors.Validate(); err != nil {

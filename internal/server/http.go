@@ -20,8 +20,9 @@ import (
 // --http-addr says otherwise: loopback only.
 const DefaultHTTPAddr = "127.0.0.1:4280"
 
-// checkHTTPAddr validates Config.HTTPAddr ("" disables the listener).
-func checkHTTPAddr(addr string) error {
+// CheckHTTPAddr validates an HTTP listener address (Config.HTTPAddr; ""
+// disables the listener).
+func CheckHTTPAddr(addr string) error {
 	if addr == "" {
 		return nil
 	}
