@@ -127,6 +127,8 @@ func (t *treeActor) Receive(ctx actor.Context) {
 	case *countOperations:
 		n, _ := t.adm.Counts(scheduler.PoolID(m.pool))
 		ctx.Respond(n)
+	case *introspectTree:
+		ctx.Respond(t.introspect())
 	case *reconfigureTree:
 		ctx.Respond(&reconfigured{err: t.reconfigure(ctx, m.spec)})
 	case *updateInTree:

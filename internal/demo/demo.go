@@ -43,6 +43,9 @@ type Config struct {
 	// tree settings (trees.yaml) on top.
 	SeedTrees []byte
 	SeedName  string
+	// HTTPAddr is the scheduler's HTTP listener (the orchid and metrics);
+	// port 0 picks a free one, "" disables it.
+	HTTPAddr string
 }
 
 // Validate checks the configuration.
@@ -94,7 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer os.RemoveAll(dir)
 	scfg := server.DefaultConfig()
-	scfg.DataDir, scfg.Trees, scfg.Logger = dir, trees, cfg.Logger
+	scfg.DataDir, scfg.Trees, scfg.Logger, scfg.HTTPAddr = dir, trees, cfg.Logger, cfg.HTTPAddr
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return err
@@ -106,6 +109,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer nc.Close()
 	fmt.Fprintf(cfg.Out, "sharetree demo: scheduler on %s (epoch %d), %d agents; Ctrl-C to stop\n", srv.URL(), srv.Epoch(), cfg.Agents)
+	if addr := srv.HTTPAddr(); addr != "" {
+		fmt.Fprintf(cfg.Out, "orchid: http://%s/orchid/trees/physical (metrics: http://%s/metrics; sharetree get physical --nats-url %s)\n", addr, addr, srv.URL())
+	}
 
 	agentCtx, cancelAgents := context.WithCancel(ctx)
 	agents, wait, err := startAgents(agentCtx, nc, cfg.Agents, dir)
