@@ -58,11 +58,22 @@ type OperationIntrospection struct {
 	SpecDemand scheduler.Resources
 }
 
+// Scope selects which admitted operations an introspection copies (the
+// pools always come): copying every operation is O(operations) work in the
+// tree actor, which a question about one pool or one operation does not
+// need.
+type Scope struct {
+	// AllOperations copies every admitted operation.
+	AllOperations bool
+	// Operation, when AllOperations is false, copies this one (if admitted).
+	Operation scheduler.OperationID
+}
+
 // introspectTree asks a tree actor for a TreeIntrospection.
-type introspectTree struct{}
+type introspectTree struct{ scope Scope }
 
 // introspect builds the snapshot; it runs in the tree actor.
-func (t *treeActor) introspect() *TreeIntrospection {
+func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 	out := &TreeIntrospection{Tree: t.spec.Name, Result: t.ledger.result()}
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})
 	for _, p := range t.allPools() {
@@ -72,7 +83,7 @@ func (t *treeActor) introspect() *TreeIntrospection {
 		}
 		out.Pools = append(out.Pools, PoolIntrospection{Name: string(p.Name), Parent: parent, Counts: t.adm.PoolCounts(p.Name)})
 	}
-	for id, op := range t.ops {
+	add := func(id scheduler.OperationID, op *treeOp) {
 		info, _ := t.adm.Info(id)
 		oi := OperationIntrospection{ID: id, Pool: op.pool, Admission: info, ResourceLimits: op.limits}
 		if op.weight != nil {
@@ -84,19 +95,26 @@ func (t *treeActor) introspect() *TreeIntrospection {
 		}
 		out.Operations = append(out.Operations, oi)
 	}
+	if scope.AllOperations {
+		for id, op := range t.ops {
+			add(id, op)
+		}
+	} else if op := t.ops[scope.Operation]; op != nil {
+		add(scope.Operation, op)
+	}
 	slices.SortFunc(out.Operations, func(a, b OperationIntrospection) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return out
 }
 
-// Introspect returns a snapshot of a tree's live state. It asks the tree
-// actor and waits at most Config.RequestTimeout; it must not be called from
-// an actor.
-func (s *System) Introspect(tree string) (*TreeIntrospection, error) {
+// Introspect returns a snapshot of a tree's live state, with the operations
+// scope selects. It asks the tree actor and waits at most
+// Config.RequestTimeout; it must not be called from an actor.
+func (s *System) Introspect(tree string, scope Scope) (*TreeIntrospection, error) {
 	for _, t := range s.dir.Load().trees {
 		if t.name != tree {
 			continue
 		}
-		res, err := s.as.Root.RequestFuture(t.pid, &introspectTree{}, s.cfg.RequestTimeout).Result()
+		res, err := s.as.Root.RequestFuture(t.pid, &introspectTree{scope: scope}, s.cfg.RequestTimeout).Result()
 		if err != nil {
 			return nil, fmt.Errorf("%w: tree %s: %w", ErrUnavailable, tree, err)
 		}

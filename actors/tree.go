@@ -128,7 +128,7 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		n, _ := t.adm.Counts(scheduler.PoolID(m.pool))
 		ctx.Respond(n)
 	case *introspectTree:
-		ctx.Respond(t.introspect())
+		ctx.Respond(t.introspect(m.scope))
 	case *reconfigureTree:
 		ctx.Respond(&reconfigured{err: t.reconfigure(ctx, m.spec)})
 	case *updateInTree:

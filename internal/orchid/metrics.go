@@ -3,6 +3,7 @@ package orchid
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -53,7 +54,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, tree := range c.o.src.Trees() {
-		in, err := c.o.src.Introspect(tree)
+		in, err := c.o.src.Introspect(tree, actors.Scope{})
 		if err != nil {
 			c.o.logger.Warn("metrics: tree snapshot failed", "tree", tree, "err", err)
 			gauge(c.up, 0, tree)

@@ -19,8 +19,9 @@ import (
 type Source interface {
 	// Trees names the live trees in configuration order.
 	Trees() []string
-	// Introspect snapshots one tree; it waits, bounded, for the tree actor.
-	Introspect(tree string) (*actors.TreeIntrospection, error)
+	// Introspect snapshots one tree with the operations scope selects; it
+	// waits, bounded, for the tree actor.
+	Introspect(tree string, scope actors.Scope) (*actors.TreeIntrospection, error)
 	// Get asks for an operation's status; the reply comes later.
 	Get(m *actors.GetOperation)
 }
@@ -51,7 +52,7 @@ func New(src Source, timeout time.Duration, logger *slog.Logger) *Orchid {
 
 // Tree returns one tree's document.
 func (o *Orchid) Tree(tree string) (*TreeView, error) {
-	in, err := o.src.Introspect(tree)
+	in, err := o.src.Introspect(tree, actors.Scope{AllOperations: true})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (o *Orchid) Trees() *TreeList {
 	out := &TreeList{Trees: []TreeSummary{}}
 	for _, name := range o.src.Trees() {
 		s := TreeSummary{Tree: name}
-		in, err := o.src.Introspect(name)
+		in, err := o.src.Introspect(name, actors.Scope{})
 		if err != nil {
 			s.Error = ErrorProto(err).GetMessage()
 			out.Trees = append(out.Trees, s)
@@ -73,11 +74,7 @@ func (o *Orchid) Trees() *TreeList {
 		s.PoolCount = len(in.Pools) - 1
 		c := in.Pools[0].Counts
 		s.OperationCount, s.RunningOperationCount, s.LightweightRunningOperationCount = c.Operations, c.Running, c.LightweightRunning
-		for _, op := range in.Operations {
-			if op.Admission.State == scheduler.AdmissionPending {
-				s.PendingOperationCount++
-			}
-		}
+		s.PendingOperationCount = c.Operations - c.Running - c.LightweightRunning
 		out.Trees = append(out.Trees, s)
 	}
 	return out
@@ -92,27 +89,39 @@ func (o *Orchid) Answer(p subjects.OrchidPath) (json.RawMessage, error) {
 	if err := CheckAttribute(p.Attribute); err != nil {
 		return nil, err
 	}
-	v, err := o.Tree(p.Tree)
-	if err != nil {
-		return nil, err
-	}
-	var e *scenario.ElementReport
+	// Only the whole tree needs every operation copied and described; a
+	// pool or an operation is built alone.
+	var (
+		e   *scenario.ElementReport
+		in  *actors.TreeIntrospection
+		err error
+	)
 	switch p.Kind {
 	case subjects.OrchidTree:
+		v, err := o.Tree(p.Tree)
+		if err != nil {
+			return nil, err
+		}
 		return json.Marshal(v)
-	case subjects.OrchidRoot:
-		e, err = v.Pool(scheduler.RootID)
-	case subjects.OrchidPool:
-		e, err = v.Pool(p.Name)
+	case subjects.OrchidRoot, subjects.OrchidPool:
+		name := p.Name
+		if p.Kind == subjects.OrchidRoot {
+			name = scheduler.RootID
+		}
+		if in, err = o.src.Introspect(p.Tree, actors.Scope{}); err == nil {
+			e, err = BuildPool(in, name)
+		}
 	case subjects.OrchidOperation:
-		e, err = v.Operation(p.Name)
+		if in, err = o.src.Introspect(p.Tree, actors.Scope{Operation: scheduler.OperationID(p.Name)}); err == nil {
+			e, err = BuildOperation(in, p.Name)
+		}
 	default:
 		err = fmt.Errorf("%w: orchid kind %q", subjects.ErrInvalidToken, p.Kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return Attribute(e, fmt.Sprintf("%s %s of tree %s", e.Kind, e.Name, v.Tree), p.Attribute)
+	return Attribute(e, fmt.Sprintf("%s %s of tree %s", e.Kind, e.Name, p.Tree), p.Attribute)
 }
 
 // OperationView is an operation across its trees: its state and, per tree

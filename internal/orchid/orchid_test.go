@@ -24,11 +24,20 @@ type fakeSource struct {
 
 func (f *fakeSource) Trees() []string { return []string{"physical"} }
 
-func (f *fakeSource) Introspect(tree string) (*actors.TreeIntrospection, error) {
-	if in, ok := f.trees[tree]; ok {
-		return in, nil
+func (f *fakeSource) Introspect(tree string, scope actors.Scope) (*actors.TreeIntrospection, error) {
+	in, ok := f.trees[tree]
+	if !ok {
+		return nil, actors.ErrUnknownTree
 	}
-	return nil, actors.ErrUnknownTree
+	// Like the tree actor: only the operations the scope selects.
+	out := *in
+	out.Operations = nil
+	for _, op := range in.Operations {
+		if scope.AllOperations || op.ID == scope.Operation {
+			out.Operations = append(out.Operations, op)
+		}
+	}
+	return &out, nil
 }
 
 func (f *fakeSource) Get(*actors.GetOperation) {}
@@ -175,5 +184,36 @@ func TestHandlerRoutes(t *testing.T) {
 	doc, err := o.Answer(subjects.OrchidPath{Kind: subjects.OrchidTrees})
 	if err != nil || !strings.Contains(string(doc), `"pending_operation_count":1`) {
 		t.Errorf("trees = %s, %v", doc, err)
+	}
+}
+
+// A pool or an operation built alone is what the whole tree's document
+// says of it.
+func TestElementsAloneMatchTheTree(t *testing.T) {
+	in := snapshot(t)
+	v := BuildTree(in)
+	for _, want := range v.Pools {
+		got, err := BuildPool(in, want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("pool %s (-tree +alone):\n%s", want.Name, d)
+		}
+	}
+	for _, want := range v.Operations {
+		got, err := BuildOperation(in, want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("operation %s (-tree +alone):\n%s", want.Name, d)
+		}
+	}
+	if _, err := BuildPool(in, "nope"); !errors.Is(err, ErrUnknownPool) {
+		t.Errorf("unknown pool: %v", err)
+	}
+	if _, err := BuildOperation(in, "nope"); !errors.Is(err, ErrUnknownOperation) {
+		t.Errorf("unknown operation: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package orchid
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
@@ -133,6 +134,57 @@ func operationReport(op actors.OperationIntrospection, e *scheduler.ElementResul
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BuildPool describes one pool (scheduler.RootID: the root) of a snapshot
+// alone, as BuildTree would.
+func BuildPool(in *actors.TreeIntrospection, name string) (*scenario.ElementReport, error) {
+	i := slices.IndexFunc(in.Pools, func(p actors.PoolIntrospection) bool { return p.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("%w: tree %s has no pool %q", ErrUnknownPool, in.Tree, name)
+	}
+	p := in.Pools[i]
+	if e := element(in.Result, name, false); e != nil {
+		return poolReport(scenario.ElementReportOf(e), p.Counts), nil
+	}
+	kind := scheduler.KindPool
+	if p.Name == scheduler.RootID {
+		kind = scheduler.KindRoot
+	}
+	return poolReport(&scenario.ElementReport{Name: p.Name, Kind: kind.String(), Parent: p.Parent}, p.Counts), nil
+}
+
+// BuildOperation describes one admitted operation of a snapshot alone, as
+// BuildTree would.
+func BuildOperation(in *actors.TreeIntrospection, id string) (*scenario.ElementReport, error) {
+	i := slices.IndexFunc(in.Operations, func(op actors.OperationIntrospection) bool { return string(op.ID) == id })
+	if i < 0 {
+		return nil, fmt.Errorf("%w: tree %s has no operation %q (finished operations leave the orchid)", ErrUnknownOperation, in.Tree, id)
+	}
+	var total scheduler.Resources
+	if in.Result != nil {
+		total = in.Result.Total
+	}
+	return operationReport(in.Operations[i], element(in.Result, id, true), total), nil
+}
+
+// element finds a pool's or an operation's result (nil when the update did
+// not see it).
+func element(r *scheduler.Result, name string, operation bool) *scheduler.ElementResult {
+	if r == nil {
+		return nil
+	}
+	isOp := func(e *scheduler.ElementResult) bool { return e.Kind == scheduler.KindOperation }
+	if e, ok := r.Element(name); ok && isOp(e) == operation {
+		return e
+	}
+	// A pool and an operation of the same name: the index holds one.
+	for i := range r.Elements {
+		if e := &r.Elements[i]; e.Name == name && isOp(e) == operation {
+			return e
+		}
+	}
+	return nil
+}
 
 // Pool returns one pool's (or the root's, scheduler.RootID) report.
 func (v *TreeView) Pool(name string) (*scenario.ElementReport, error) {
