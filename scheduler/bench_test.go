@@ -61,15 +61,27 @@ func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 			elements := len(r.Elements)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for range b.N {
 				if _, err := Update(snap, prev); err != nil {
 					b.Fatalf("Update: %v", err)
 				}
 			}
+			cpu = processCPU() - cpu
 			b.StopTimer()
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(elements), "elements")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 		})
+	}
+}
+
+// reportCPU reports the process's CPU time per iteration (cpu-ms/op):
+// with -cpu 1 that is the update's own time plus the garbage collector's,
+// without the time the process waited for a core on a shared machine.
+func reportCPU(b *testing.B, cpu int64) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 	}
 }
 
@@ -95,12 +107,15 @@ func BenchmarkUpdateInto(b *testing.B) {
 			elements := len(res.Elements)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for range b.N {
 				if err := en.UpdateInto(&res, snap, prev); err != nil {
 					b.Fatalf("UpdateInto: %v", err)
 				}
 			}
+			cpu = processCPU() - cpu
 			b.StopTimer()
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(elements), "elements")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 		})
