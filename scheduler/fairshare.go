@@ -117,6 +117,15 @@ func (t *tree) buildOperation(i int) {
 			return
 		}
 	}
+	if !e.idle && !e.gang {
+		if s, ok := busyOperationS(w, e.usageShare, e.demandShare, e.limitsShare); ok {
+			e.fLo = 0
+			t.fnS[i] = s
+			e.sEnd = int32(activeEnd(s))
+			e.limitedDemand = limitedDemand(s)
+			return
+		}
+	}
 	w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	e.fLo = w.f.lo()
 	_, s := suggestionFunctions(w, w.f, Share{}, e.limitsShare) // no guarantees
