@@ -55,6 +55,12 @@ type element struct {
 	// sDone: the element's functions are complete (operations' always are;
 	// pools' are built on demand, see lazy.go).
 	sDone bool
+	// opVaries is the union of the varies of a pool's operations (set when
+	// the tree is built: operations are prepared then, see initOperation).
+	opVaries resourceSet
+	// opsSummed: a pool's demand and usage already hold its operations'
+	// sum (see build).
+	opsSummed bool
 	// ord is a pool's index in tree.pools (and tree.lz).
 	ord int32
 	// sEnd is activeEnd of a complete FairShareBySuggestion.
@@ -339,7 +345,8 @@ func (t *tree) build(snap *Snapshot) error {
 			idx := next
 			next++
 			children[k] = idx
-			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools))}
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
+				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
@@ -384,9 +391,20 @@ func (t *tree) build(snap *Snapshot) error {
 		}
 		idx := t.opElem[oi]
 		e := &t.el[idx]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: t.el[parent].depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		pe := &t.el[parent]
+		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
 		t.initOperation(e, &snap.Operations[oi])
 		t.names[idx] = string(snap.Operations[oi].ID)
+		pe.opVaries |= e.varies
+		if pe.opsSummed {
+			// A pool whose children are all operations, in input order
+			// (not fifo): its sum in their order, as poolAttributes
+			// would add them, while the operation is at hand.
+			for r := range pe.demand {
+				pe.demand[r] += e.demand[r]
+				pe.usage[r] += e.usage[r]
+			}
+		}
 	}
 	t.lz = grow(t.lz, len(t.pools))
 	t.pd = grow(t.pd, len(t.pools))
