@@ -169,6 +169,8 @@ type tree struct {
 	poolElem           []int
 	scratchInts        []int
 	nodeShapes         []nodeShape
+	// topo is the structure of the last tree built (see topology).
+	topo topology
 }
 
 // children returns the indices of e's children.
@@ -204,6 +206,10 @@ func (t *tree) build(snap *Snapshot) error {
 	t.snap = snap
 	t.cfg = &snap.Tree
 	np, no := len(snap.Pools), len(snap.Operations)
+	if t.topo.matches(snap, t) {
+		return t.rebuild(snap)
+	}
+	t.topo.valid = false
 
 	// Index pools and check names and parents. Slot 0 is the root; pool i
 	// is slot i+1.
@@ -381,6 +387,14 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
+	t.fill(snap)
+	t.topo.record(snap)
+	return nil
+}
+
+// fill fills the operations' elements and the pools' attributes of a tree
+// whose structure is built, and prepares the operations.
+func (t *tree) fill(snap *Snapshot) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
 	for oi := range snap.Operations {
@@ -414,7 +428,6 @@ func (t *tree) build(snap *Snapshot) error {
 		t.poolAttributes(&t.el[t.pools[k]])
 	}
 	t.sumIntegralRatios()
-	return nil
 }
 
 // loadPrevious copies from the previous state when each pool and operation
@@ -435,9 +448,14 @@ func (t *tree) loadPrevious(prev *State) {
 }
 
 // sortFIFO orders a fifo pool's operations by its sort parameters
-// (default weight, then start time), with the operation id as the last
-// tie-break.
+// (default weight, then start time); ties keep the input order.
 func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
+	slices.SortStableFunc(ops, fifoCompare(all, params))
+}
+
+// fifoCompare compares two operations (indices in all) by a fifo pool's
+// sort parameters.
+func fifoCompare(all []Operation, params []FifoSortParameter) func(a, b int) int {
 	if len(params) == 0 {
 		params = []FifoSortParameter{FifoSortWeight, FifoSortStartTime}
 	}
@@ -447,7 +465,7 @@ func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
 		}
 		return 1
 	}
-	slices.SortStableFunc(ops, func(a, b int) int {
+	return func(a, b int) int {
 		oa, ob := &all[a], &all[b]
 		for _, p := range params {
 			switch p {
@@ -472,5 +490,5 @@ func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
 			}
 		}
 		return 0
-	})
+	}
 }
