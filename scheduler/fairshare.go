@@ -212,6 +212,12 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		sumAt(lo)
 	}
+	if e.poolKids == 0 && !e.sDone {
+		// The children are operations, with their functions built and
+		// at hand: their limited demands' sum, for limitedDemands.
+		pd := t.data(e)
+		pd.kidsLimited, pd.kidsSummed = t.kidsLimitedDemand(e), true
+	}
 	for k, c := range kids {
 		t.distributeChildren(c, sugg[k])
 	}

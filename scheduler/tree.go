@@ -118,6 +118,12 @@ type poolData struct {
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
 	canAcceptFreeVolume, distributeFreeVolume bool
+	// kidsLimited is the sum of a pool's children's limited demands, taken
+	// by the distribution when all the children are operations (whose
+	// limited demands are final then), for limitedDemands; kidsSummed says
+	// it is set.
+	kidsLimited Share
+	kidsSummed  bool
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
