@@ -188,6 +188,7 @@ func (t *tree) startF(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
 	kids := t.children(e)
+	t.setScales(kids)
 	s := &lz.sum
 	s.reset(t)
 	if e.fifo || len(kids) == 0 {

@@ -68,7 +68,8 @@ type element struct {
 
 	weight float64
 	// scale is the suggestion scale among siblings: weight / smallest
-	// sibling weight (see computeScales).
+	// sibling weight, set when the parent's function is started (see
+	// setScales).
 	scale float64
 	// fLo is the start of the FairShareByFitFactor domain.
 	fLo float64
