@@ -59,7 +59,7 @@ type element struct {
 	// the tree is built: operations are prepared then, see initOperation).
 	opVaries resourceSet
 	// opsSummed: a pool's demand and usage already hold its operations'
-	// sum (see build).
+	// sum (see fill).
 	opsSummed bool
 	// ord is a pool's index in tree.pools (and tree.lz).
 	ord int32
