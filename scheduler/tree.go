@@ -413,7 +413,11 @@ func (t *tree) fill(snap *Snapshot) {
 		idx := t.opElem[oi]
 		e := &t.el[idx]
 		pe := &t.el[parent]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		// Zeroed in place, then set (a literal with fields is built on the
+		// stack and copied: two more passes over 464 bytes).
+		*e = element{}
+		e.kind, e.parent, e.depth = KindOperation, int32(parent), pe.depth+1
+		e.fifoIndex, e.src = int32(t.opFifo[oi]), int32(oi)
 		t.initOperation(e, &snap.Operations[oi])
 		t.names[idx] = string(snap.Operations[oi].ID)
 		pe.opVaries |= e.varies
