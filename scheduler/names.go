@@ -1,7 +1,5 @@
 package scheduler
 
-import "hash/maphash"
-
 // nameIndex maps the names of a list (operation ids, pool names) to their
 // index in it: an open-addressing table with a hash tag per slot, rebuilt
 // every update in the table's memory. Nothing depends on its layout but
@@ -10,7 +8,6 @@ type nameIndex struct {
 	keys  []string
 	slots []nameSlot
 	mask  int
-	seed  maphash.Seed
 }
 
 // nameSlot is one slot of a nameIndex: idx is the index plus one (0: empty)
@@ -33,24 +30,24 @@ func (x *nameIndex) reset(n int) {
 		clear(x.slots)
 	}
 	x.mask = size - 1
-	if x.seed == (maphash.Seed{}) {
-		x.seed = maphash.MakeSeed()
-	}
 	clear(x.keys)
 	x.keys = x.keys[:0]
 }
 
-// hash is maphash with the index's seed (random per index: the table's
-// layout only decides how fast lookups are, never what they return; FNV-1a,
-// a multiplication per byte, cost three times as much).
-func (x *nameIndex) hash(s string) uint64 {
-	return maphash.String(x.seed, s)
+// hashName is FNV-1a.
+func hashName(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // add gives key the next index; when key is already there it adds nothing
 // and returns the index it has and false.
 func (x *nameIndex) add(key string) (int, bool) {
-	h := x.hash(key)
+	h := hashName(key)
 	tag := uint32(h >> 32)
 	for i := int(h^h>>29) & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.slots[i]
@@ -70,7 +67,7 @@ func (x *nameIndex) find(key string) (int, bool) {
 	if len(x.slots) == 0 {
 		return 0, false
 	}
-	h := x.hash(key)
+	h := hashName(key)
 	tag := uint32(h >> 32)
 	for i := int(h^h>>29) & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.slots[i]
