@@ -203,12 +203,7 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 		for q := range k {
 			r := rs[q]
 			v := n.resources[r] * inv[q]
-			var f float64
-			if v >= 0 && v < 1<<52 {
-				f = float64(int64(v)) // floor, without math.Floor's call
-			} else {
-				f = math.Floor(v)
-			}
+			f := math.Floor(v)
 			if tol := 1e-9 * max(1, v); !(v-f >= tol && f+1-v >= tol) { // (NaN, Inf: divide)
 				f = math.Floor(n.resources[r] / job[r])
 			}
