@@ -183,6 +183,7 @@ func BenchmarkUpdatePhases(b *testing.B) {
 		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
 		alerts := t.adjustGuarantees(burst)
 		t.computeWeights()
+		t.computeScales()
 		lap()
 		t.grantBurst(burst)
 		lap()

@@ -34,24 +34,25 @@ func (t *tree) computeWeights() {
 	}
 }
 
-// setScales sets the suggestion scales w_c / w_min of a pool's children,
-// where w_min is the smallest weight above epsilon among them; a child with
-// a weight at or below epsilon gets 0. Weights are fixed once computeWeights
-// ran, so the scales are set when the pool's function is started (see
-// startF), which reads the children anyway: no pass of its own over the
-// operations. Only the parent reads its children's scales.
-func (t *tree) setScales(kids []int) {
-	wmin := math.Inf(1)
-	for _, c := range kids {
-		if w := t.el[c].weight; w > epsilon {
-			wmin = min(wmin, w)
+// computeScales sets every child's suggestion scale w_c / w_min, where
+// w_min is the smallest weight above epsilon among its siblings; a child with
+// a weight at or below epsilon gets 0. Weights are fixed for the update, so
+// this runs once, after computeWeights.
+func (t *tree) computeScales() {
+	for _, i := range t.pools {
+		kids := t.children(&t.el[i])
+		wmin := math.Inf(1)
+		for _, c := range kids {
+			if w := t.el[c].weight; w > epsilon {
+				wmin = min(wmin, w)
+			}
 		}
-	}
-	for _, c := range kids {
-		ce := &t.el[c]
-		ce.scale = 0
-		if ce.weight > epsilon {
-			ce.scale = ce.weight / wmin
+		for _, c := range kids {
+			ce := &t.el[c]
+			ce.scale = 0
+			if ce.weight > epsilon {
+				ce.scale = ce.weight / wmin
+			}
 		}
 	}
 }
@@ -210,12 +211,6 @@ func (t *tree) distributeChildren(i int, s float64) {
 			}
 		}
 		sumAt(lo)
-	}
-	if e.poolKids == 0 && !e.sDone {
-		// The children are operations, with their functions built and
-		// at hand: their limited demands' sum, for limitedDemands.
-		pd := t.data(e)
-		pd.kidsLimited, pd.kidsSummed = t.kidsLimitedDemand(e), true
 	}
 	for k, c := range kids {
 		t.distributeChildren(c, sugg[k])

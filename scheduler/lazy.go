@@ -188,7 +188,6 @@ func (t *tree) startF(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
 	kids := t.children(e)
-	t.setScales(kids)
 	s := &lz.sum
 	s.reset(t)
 	if e.fifo || len(kids) == 0 {
@@ -222,21 +221,6 @@ func (t *tree) startF(i int) {
 	s.start(s.out, base)
 }
 
-// kidsLimitedDemand is the sum of e's children's limited demands, S_c(1)
-// (S_c(0) for a child whose scale is 0, which its parent's F holds
-// constant). Every child's function must be built.
-func (t *tree) kidsLimitedDemand(e *element) Share {
-	var sum Share
-	for _, c := range t.children(e) {
-		if ce := &t.el[c]; ce.scale <= 0 {
-			addTo(&sum, &t.fnS[c][0].l)
-		} else {
-			addTo(&sum, &ce.limitedDemand)
-		}
-	}
-	return sum
-}
-
 // limitMargin is how far below its limit (in a share) the sum of a pool's
 // children's limited demands must stay for limitedDemands to take the sum
 // without completing the pool's functions.
@@ -266,9 +250,13 @@ func (t *tree) limitedDemands() {
 		}
 		// (Building the pool's F read every child's first point, which
 		// built the operations' functions.)
-		sum := t.data(e).kidsLimited
-		if !t.data(e).kidsSummed {
-			sum = t.kidsLimitedDemand(e)
+		var sum Share
+		for _, c := range t.children(e) {
+			if ce := &t.el[c]; ce.scale <= 0 {
+				addTo(&sum, &t.fnS[c][0].l)
+			} else {
+				addTo(&sum, &ce.limitedDemand)
+			}
 		}
 		near := false
 		for r := range sum {

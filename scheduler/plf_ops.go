@@ -426,13 +426,7 @@ func (s *childSum) add(kid int, fn vfunc, done bool, end int, scale float64) {
 	if !done {
 		end = -1
 	}
-	// Set in place (a literal with fields is built on the stack and
-	// copied; this runs for every child of every pool).
-	n := len(s.ch)
-	s.ch = slices.Grow(s.ch, 1)[:n+1]
-	c := &s.ch[n]
-	*c = sumChild{}
-	c.fn, c.scale, c.kid, c.end, c.nf, c.done = fn, scale, int32(kid), int32(end), -1, done
+	s.ch = append(s.ch, sumChild{fn: fn, scale: scale, kid: int32(kid), end: int32(end), nf: -1, done: done})
 }
 
 // has reports whether child k has point j, asking the tree for it if needed.

@@ -68,8 +68,7 @@ type element struct {
 
 	weight float64
 	// scale is the suggestion scale among siblings: weight / smallest
-	// sibling weight, set when the parent's function is started (see
-	// setScales).
+	// sibling weight (see computeScales).
 	scale float64
 	// fLo is the start of the FairShareByFitFactor domain.
 	fLo float64
@@ -119,12 +118,6 @@ type poolData struct {
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
 	canAcceptFreeVolume, distributeFreeVolume bool
-	// kidsLimited is the sum of a pool's children's limited demands, taken
-	// by the distribution when all the children are operations (whose
-	// limited demands are final then), for limitedDemands; kidsSummed says
-	// it is set.
-	kidsLimited Share
-	kidsSummed  bool
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
@@ -413,11 +406,7 @@ func (t *tree) fill(snap *Snapshot) {
 		idx := t.opElem[oi]
 		e := &t.el[idx]
 		pe := &t.el[parent]
-		// Zeroed in place, then set (a literal with fields is built on the
-		// stack and copied: two more passes over 464 bytes).
-		*e = element{}
-		e.kind, e.parent, e.depth = KindOperation, int32(parent), pe.depth+1
-		e.fifoIndex, e.src = int32(t.opFifo[oi]), int32(oi)
+		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
 		t.initOperation(e, &snap.Operations[oi])
 		t.names[idx] = string(snap.Operations[oi].ID)
 		pe.opVaries |= e.varies

@@ -57,6 +57,7 @@ func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	}
 	alerts := t.adjustGuarantees(burst)
 	t.computeWeights()
+	t.computeScales()
 	t.grantBurst(burst)
 	t.grantRelaxed(relaxed)
 	t.prepare(0)
