@@ -13,6 +13,11 @@ import "slices"
 // hash); a fifo pool's order is reused only while its operations are still
 // in that order by their current sort keys. The package-level Update,
 // whose engines are shared, never reuses a structure (see Engine.release).
+//
+// What the structure depends on is listed in topoPool and topoOp (names,
+// parents, pools, modes, fifo sort parameters, the order of both lists)
+// plus the fifo sort keys checked in matches: an input added later that
+// changes the structure must be added there.
 
 // topology is the structure of the last tree an Engine built.
 type topology struct {
