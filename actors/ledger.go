@@ -21,6 +21,8 @@ type ledgerOp struct {
 	pid  *actor.PID
 	// attempts counts restarts of jobs that were retried (sparse).
 	attempts map[placement.JobKey]int
+	// claims is set when the operation also runs in other trees.
+	claims *claimView
 }
 
 // startedJob is one job a scheduling pass started.
@@ -29,6 +31,8 @@ type startedJob struct {
 	spec *pb.JobSpec
 	op   *actor.PID
 	res  scheduler.Resources
+	// claims: the operation also runs in other trees.
+	claims *claimView
 }
 
 // Ledger is one tree's placement state shared by the tree actor and the node
@@ -80,7 +84,23 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 	if err := l.p.AddOperation(spec); err != nil {
 		return err
 	}
-	l.ops[spec.ID] = &ledgerOp{spec: pbSpec, pid: pid}
+	lop := &ledgerOp{spec: pbSpec, pid: pid}
+	if v, ok := spec.Claims.(claimView); ok {
+		lop.claims = &v
+		// Jobs other trees claimed before this tree ran the operation
+		// (it was pending here) are not this tree's demand.
+		for ti, words := range v.c.tasks {
+			for w := range words {
+				bits := words[w].Load()
+				for b := 0; bits != 0; b, bits = b+1, bits>>1 {
+					if bits&1 != 0 {
+						l.p.Forget(placement.JobKey{Operation: spec.ID, Task: ti, Index: w*64 + b})
+					}
+				}
+			}
+		}
+	}
+	l.ops[spec.ID] = lop
 	if pbSpec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
 		l.pre.graceful++
 	}
@@ -112,6 +132,40 @@ type finishing struct {
 // longer scheduled, run the node's scheduling pass on free, then graceful
 // preemption and preemption for starving operations.
 func (l *Ledger) pass(m *passRequest) *passResult {
+	res := l.passLocked(m)
+	forgetShared(res.started)
+	return res
+}
+
+// forgetShared drops the started jobs of operations shared with other
+// trees from those trees' pending jobs, one batch per operation. It runs
+// outside this ledger's lock, so that two ledgers never wait for each
+// other.
+func forgetShared(started []startedJob) {
+	for i, s := range started {
+		if s.claims == nil || slices.ContainsFunc(started[:i], func(p startedJob) bool { return p.claims == s.claims }) {
+			continue
+		}
+		var batch []placement.JobKey
+		for _, t := range started[i:] {
+			if t.claims == s.claims {
+				batch = append(batch, t.ref.key)
+			}
+		}
+		s.claims.forgetElsewhere(batch)
+	}
+}
+
+// forget drops jobs another tree claimed from this tree's pending jobs.
+func (l *Ledger) forget(keys []placement.JobKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		l.p.Forget(k)
+	}
+}
+
+func (l *Ledger) passLocked(m *passRequest) *passResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releaseLocked(m.done)
@@ -183,7 +237,7 @@ func (l *Ledger) scheduleLocked(node scheduler.NodeID, free scheduler.Resources,
 		case *pb.TaskSpec_SimulatedDuration:
 			js.Run = &pb.JobSpec_SimulatedDuration{SimulatedDuration: r.SimulatedDuration}
 		}
-		out = append(out, startedJob{ref: ref, spec: js, op: op.pid, res: a.Resources})
+		out = append(out, startedJob{ref: ref, spec: js, op: op.pid, res: a.Resources, claims: op.claims})
 	}
 	return out
 }

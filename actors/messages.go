@@ -73,6 +73,10 @@ type admitOperation struct {
 	// does not exist yet (pool is its name); user owns it.
 	ephemeral *scheduler.PoolConfig
 	user      string
+	// offload: the tree runs a share of the jobs for the pool's
+	// offloading_settings; a refusal skips the tree instead of failing the
+	// operation.
+	offload bool
 }
 
 // admitResult answers admitOperation.
@@ -83,6 +87,9 @@ type admitResult struct {
 	lightweight bool
 	pending     *pb.PendingReason
 	err         *pb.Error
+	// skipped: an offloading tree refused (err says why); the operation
+	// runs without it.
+	skipped bool
 }
 
 // operationStarted tells an operation actor that a tree runs it now (sent at

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,13 +120,17 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	o.submitReply = m.reply
 	// A revived operation was acknowledged before the restart.
 	o.acked = m.reply == nil
+	skipped := map[string]bool{}
 	for _, r := range m.results {
+		skipped[r.tree] = r.skipped
 		for _, t := range o.trees {
 			if t.name == r.tree {
 				t.running, t.pending, t.lightweight = r.running, r.pending, r.lightweight
 			}
 		}
 	}
+	// An offloading tree that refused is not one of the operation's trees.
+	o.trees = slices.DeleteFunc(o.trees, func(t *opTree) bool { return skipped[t.name] })
 	for _, t := range o.trees {
 		if t.running {
 			o.state = pb.OperationState_OPERATION_STATE_RUNNING

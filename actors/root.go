@@ -191,13 +191,43 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 			fail(pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, fmt.Sprintf("spec.pool_trees[%d]", i), "pool tree %q does not exist (trees: %s)", name, strings.Join(r.treeNames(), ", ")))
 			return
 		}
-		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id))
+		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), "")
 		if perr != nil {
 			fail(perr)
 			return
 		}
 		trees = append(trees, &opTree{name: name, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
 		admits = append(admits, a)
+	}
+	caps := make([]int64, len(admits))
+	for i := range caps {
+		caps[i] = -1
+	}
+	for _, off := range r.offloads(spec, admits) {
+		tr := r.trees[off.Tree]
+		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), off.Pool)
+		if perr != nil {
+			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", off.Tree, "err", perr.GetMessage())
+			continue
+		}
+		a.offload = true
+		trees = append(trees, &opTree{name: off.Tree, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
+		admits = append(admits, a)
+		caps = append(caps, offloadCap(spec, off.Share))
+	}
+	if len(admits) > 1 {
+		counts := make([]int, len(spec.GetTasks()))
+		for i, t := range spec.GetTasks() {
+			counts[i] = int(t.GetJobCount())
+		}
+		ledgers := make([]*Ledger, len(trees))
+		for i, t := range trees {
+			ledgers[i] = t.ledger
+		}
+		claims := newJobClaims(counts, ledgers, caps)
+		for i, a := range admits {
+			a.place.Claims = claims.view(i)
+		}
 	}
 	submitTime := r.cfg.Now()
 	if revived != nil && revived.GetSubmitTime() != nil {
@@ -210,7 +240,11 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 		return
 	}
 	ctx.Watch(pid)
-	r.ops[id] = &rootOp{pid: pid, trees: spec.GetPoolTrees()}
+	names := make([]string, len(trees))
+	for i, t := range trees {
+		names[i] = t.name
+	}
+	r.ops[id] = &rootOp{pid: pid, trees: names}
 	r.byPID[pid.GetId()] = id
 	for _, a := range admits {
 		a.op = pid
@@ -228,15 +262,18 @@ func (r *rootActor) treeNames() []string {
 }
 
 // admitMessage builds an operation's admission in one tree and checks what
-// depends on the tree: the pool exists, every job fits some node.
-func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID) (*admitOperation, *pb.Error) {
+// depends on the tree: the pool exists, every job fits some node. offload,
+// when set, is the pool of an offloading tree (no ephemeral pool then).
+func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID, offload scheduler.PoolID) (*admitOperation, *pb.Error) {
 	o, perr := treeOptions(spec, tr.spec.Name)
 	if perr != nil {
 		return nil, perr
 	}
 	pool, weight, limits := o.pool, o.weight, o.limits
-	eph, pool, perr := ephemeralFor(tr, spec, pool, o.poolField)
-	if perr != nil {
+	var eph *scheduler.PoolConfig
+	if offload != "" {
+		pool = offload
+	} else if eph, pool, perr = ephemeralFor(tr, spec, pool, o.poolField); perr != nil {
 		return nil, perr
 	}
 	place := placement.OperationSpec{ID: id, Pool: pool, Order: r.seq, ResourceLimits: limits, Weight: 1}
@@ -285,10 +322,70 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 			undo(pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", trees[i].name, res))
 			return
 		}
-		if ar.err != nil {
+		if ar.err != nil && admits[i].offload {
+			// An offloading tree is optional: the operation runs without it.
+			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", trees[i].name, "err", ar.err.GetMessage())
+			ar = &admitResult{tree: trees[i].name, skipped: true, err: ar.err}
+		} else if ar.err != nil {
 			undo(ar.err)
 			return
 		}
 		r.admitChain(ctx, id, pid, trees, admits, append(results, ar), reply)
 	})
+}
+
+// offloads returns the offloading entries that apply to an operation: those
+// of the nearest pool with offloading_settings on the operation's path in
+// each of its trees (its pool, then the ancestors), for trees it does not
+// run in already, each tree once, in the order found.
+func (r *rootActor) offloads(spec *pb.OperationSpec, admits []*admitOperation) []Offloading {
+	var out []Offloading
+	in := map[string]bool{}
+	for _, name := range spec.GetPoolTrees() {
+		in[name] = true
+	}
+	for i, name := range spec.GetPoolTrees() {
+		tr := r.trees[name]
+		for _, off := range tr.offloadingOf(admits[i].pool) {
+			if in[off.Tree] || r.trees[off.Tree] == nil {
+				continue
+			}
+			in[off.Tree] = true
+			if off.Pool == "" {
+				off.Pool = admits[i].pool
+			}
+			out = append(out, off)
+		}
+	}
+	return out
+}
+
+// offloadingOf returns the offloading_settings of the pool or its nearest
+// ancestor that has them.
+func (r *treeRef) offloadingOf(pool scheduler.PoolID) []Offloading {
+	parents := make(map[scheduler.PoolID]scheduler.PoolID, len(r.spec.Pools))
+	for _, p := range r.spec.Pools {
+		parents[p.Name] = p.Parent
+	}
+	seen := map[scheduler.PoolID]bool{}
+	for p := pool; p != "" && !seen[p]; p = parents[p] {
+		seen[p] = true
+		if o := r.spec.PoolOptions[p].Offloading; len(o) > 0 {
+			return o
+		}
+	}
+	return nil
+}
+
+// offloadCap is how many of the operation's jobs an offloading tree may
+// run: share of them, rounded down (-1: no cap, for share 1).
+func offloadCap(spec *pb.OperationSpec, share float64) int64 {
+	if share >= 1 {
+		return -1
+	}
+	var total int64
+	for _, t := range spec.GetTasks() {
+		total += int64(t.GetJobCount())
+	}
+	return int64(share * float64(total))
 }

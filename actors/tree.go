@@ -44,6 +44,19 @@ type PoolOptions struct {
 	// (its Name and Parent are set by the scheduler).
 	CreateEphemeralSubpools bool
 	EphemeralSubpool        scheduler.PoolConfig
+	// Offloading (offloading_settings) runs the pool's operations in other
+	// trees as well, each taking at most its share of an operation's jobs.
+	Offloading []Offloading
+}
+
+// Offloading is one entry of a pool's offloading_settings.
+type Offloading struct {
+	// Tree runs a share of the jobs; not the pool's own tree.
+	Tree string
+	// Pool in Tree; "" is a pool of the same name.
+	Pool scheduler.PoolID
+	// Share of an operation's jobs Tree may run, in (0, 1].
+	Share float64
 }
 
 // treeOp is an operation the tree admitted.
@@ -114,6 +127,8 @@ func (t *treeActor) Receive(ctx actor.Context) {
 	case *countOperations:
 		n, _ := t.adm.Counts(scheduler.PoolID(m.pool))
 		ctx.Respond(n)
+	case *introspectTree:
+		ctx.Respond(t.introspect(m.scope))
 	case *reconfigureTree:
 		ctx.Respond(&reconfigured{err: t.reconfigure(ctx, m.spec)})
 	case *updateInTree:

@@ -28,6 +28,15 @@ func (t *tree) initOperation(e *element, o *Operation) {
 	if best, ok := t.bestAllocationShare(&o.JobResources); ok {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
+	// An operation's functions need no guarantee and its limits never
+	// change: it is prepared here (its functions are built when first
+	// read, see buildOperation).
+	for r, d := range e.demandShare {
+		if d != 0 {
+			e.varies |= 1 << r
+		}
+	}
+	e.prepared = true
 	e.idle = e.usage.IsZero()
 	if e.idle {
 		e.dominant = DominantResource(e.demand, *total)
@@ -66,11 +75,13 @@ func (e *element) setShares(total Resources) {
 // filled: the tree calls it when it leaves the pool's subtree.
 func (t *tree) poolAttributes(e *element) {
 	total := t.total
-	for _, c := range t.children(e) {
-		ce := &t.el[c]
-		for r := range e.demand {
-			e.demand[r] += ce.demand[r]
-			e.usage[r] += ce.usage[r]
+	if !e.opsSummed {
+		for _, c := range t.children(e) {
+			ce := &t.el[c]
+			for r := range e.demand {
+				e.demand[r] += ce.demand[r]
+				e.usage[r] += ce.usage[r]
+			}
 		}
 	}
 	if e.kind == KindRoot {

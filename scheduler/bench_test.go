@@ -61,15 +61,27 @@ func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 			elements := len(r.Elements)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for range b.N {
 				if _, err := Update(snap, prev); err != nil {
 					b.Fatalf("Update: %v", err)
 				}
 			}
+			cpu = processCPU() - cpu
 			b.StopTimer()
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(elements), "elements")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 		})
+	}
+}
+
+// reportCPU reports the process's CPU time per iteration (cpu-ms/op):
+// with -cpu 1 that is the update's own time plus the garbage collector's,
+// without the time the process waited for a core on a shared machine.
+func reportCPU(b *testing.B, cpu int64) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 	}
 }
 
@@ -77,8 +89,23 @@ func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
 // same complete update of the same trees, by the caller's own Engine, into
 // one Result that every iteration overwrites (its records, job
 // classifications and state maps are reused). BenchmarkUpdate is the plain
-// path: the package-level Update, a new Result each time.
+// path: the package-level Update, a new Result each time. The snapshot is
+// the same every time, so the Engine reuses the tree's structure (see
+// topology.go); BenchmarkUpdateIntoChanged is the same where the structure
+// changes at every update.
 func BenchmarkUpdateInto(b *testing.B) {
+	benchmarkUpdateInto(b, false)
+}
+
+// BenchmarkUpdateIntoChanged is BenchmarkUpdateInto where every update's
+// structure differs from the last one's (the updates alternate between the
+// tree and the tree without its last operation), so the Engine builds the
+// structure every time, after comparing it in full with the last one.
+func BenchmarkUpdateIntoChanged(b *testing.B) {
+	benchmarkUpdateInto(b, true)
+}
+
+func benchmarkUpdateInto(b *testing.B, changed bool) {
 	for _, size := range []struct{ pools, ops int }{
 		{100, 1000},
 		{1000, 10000},
@@ -87,6 +114,12 @@ func BenchmarkUpdateInto(b *testing.B) {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
 			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
 			prev.LastUpdate = snap.Now.Add(-time.Second)
+			snaps := []*Snapshot{snap}
+			if changed {
+				other := *snap
+				other.Operations = snap.Operations[:len(snap.Operations)-1]
+				snaps = append(snaps, &other)
+			}
 			var en Engine
 			var res Result
 			if err := en.UpdateInto(&res, snap, prev); err != nil {
@@ -95,12 +128,15 @@ func BenchmarkUpdateInto(b *testing.B) {
 			elements := len(res.Elements)
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range b.N {
-				if err := en.UpdateInto(&res, snap, prev); err != nil {
+			cpu := processCPU()
+			for i := range b.N {
+				if err := en.UpdateInto(&res, snaps[(i+1)%len(snaps)], prev); err != nil {
 					b.Fatalf("UpdateInto: %v", err)
 				}
 			}
+			cpu = processCPU() - cpu
 			b.StopTimer()
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(elements), "elements")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 		})

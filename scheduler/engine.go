@@ -61,6 +61,7 @@ func (en *Engine) release() {
 	clear(t.names)
 	clear(t.poolIdx)
 	t.opIdx.reset(0)
+	t.topo.forget()
 	t.snap, t.cfg = nil, nil
 }
 

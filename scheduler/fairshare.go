@@ -58,48 +58,40 @@ func (t *tree) computeScales() {
 }
 
 // prepare builds the fit-factor functions of element i and of every
-// descendant that has none yet (functions already built are reused): an
-// operation's at once, a pool's on demand (see lazy.go).
+// descendant that has none yet (functions already built are reused): a
+// pool's on demand (see lazy.go); operations are prepared when the tree is
+// built.
 func (t *tree) prepare(i int) {
 	if i == 0 {
-		// The whole tree: children come after their parent, so one pass
-		// from the end prepares every child before its parent.
-		for k := len(t.el) - 1; k >= 0; k-- {
-			if !t.el[k].prepared {
-				t.prepareOne(k)
+		// The whole tree: pools come after their parent, so one pass
+		// from the end prepares every child pool before its parent.
+		for k := len(t.pools) - 1; k >= 0; k-- {
+			if p := t.pools[k]; !t.el[p].prepared {
+				t.prepareOne(p)
 			}
 		}
 		return
 	}
 	e := &t.el[i]
-	if e.prepared {
+	if e.prepared || e.kind == KindOperation {
 		return
 	}
-	for _, c := range t.children(e) {
+	for _, c := range t.poolChildren(e) {
 		t.prepare(c)
 	}
 	t.prepareOne(i)
 }
 
-// prepareOne is prepare for an element whose children are prepared.
+// prepareOne is prepare for a pool (or the root) whose child pools are
+// prepared.
 func (t *tree) prepareOne(i int) {
 	e := &t.el[i]
-	e.varies = 0
-	for _, c := range t.children(e) {
+	e.varies = e.opVaries
+	for _, c := range t.poolChildren(e) {
 		e.varies |= t.el[c].varies
 	}
 	e.prepared = true
-	if e.kind != KindOperation {
-		t.initPool(i)
-		return
-	}
-	for r, d := range e.demandShare {
-		if d != 0 {
-			e.varies |= 1 << r
-		}
-	}
-	e.sDone = false
-	t.fnS[i] = nil
+	t.initPool(i)
 }
 
 // buildOperation builds operation i's functions (prepare leaves them to the
@@ -110,6 +102,15 @@ func (t *tree) buildOperation(i int) {
 	w := &t.ws
 	if e.idle && !e.gang {
 		if s, ok := idleOperationS(w, e.demandShare, e.limitsShare); ok {
+			e.fLo = 0
+			t.fnS[i] = s
+			e.sEnd = int32(activeEnd(s))
+			e.limitedDemand = limitedDemand(s)
+			return
+		}
+	}
+	if !e.idle && !e.gang {
+		if s, ok := busyOperationS(w, e.usageShare, e.demandShare, e.limitsShare); ok {
 			e.fLo = 0
 			t.fnS[i] = s
 			e.sEnd = int32(activeEnd(s))

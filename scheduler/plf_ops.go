@@ -96,6 +96,172 @@ func idleOperationS(w *workspace, demand, lim Share) (vfunc, bool) {
 	return w.vArena.commit(append(out, vpoint{x: 0}, vpoint{x: x, l: v, r: v}, vpoint{x: 1, l: v, r: v})), true
 }
 
+// busyOperationS builds FairShareBySuggestion directly for a non-gang
+// operation that uses something (the general path builds F, then
+// MaxFitFactorBySuggestion M, then composes them). With no guarantee, M
+// transposes the fit factor's σ(f) = max_r F_r(f): on [0, 1] S re-grants
+// the usage, S(s) = min(U, s) up to the dominant usage, one point per
+// distinct usage level; on [1, 2] F rises from U to the demand D, and S
+// follows it through the vertices where another resource becomes the
+// largest, up to D or to where the first limit binds (a flat piece of σ,
+// as when the dominant resource's demand is met, is a jump of M and of S),
+// and stays flat up to 1. Every point is computed with the general path's
+// arithmetic, step for step, so the result is the same to the last bit
+// (TestPropertyBusyOperationSMatchesGeneralPath). ok is false for the cases
+// the general path handles otherwise: no usage share, usage above a limit,
+// a jump of M at suggestion 0, or a σ reaching 1 (M is cut there).
+func busyOperationS(w *workspace, usage, demand, lim Share) (vfunc, bool) {
+	d := demand.Max(usage)
+	m := usage.MaxComponent()
+	if m <= 0 {
+		return nil, false
+	}
+	// The active resources (F rises in them) and their limits, clamped to
+	// F's range as maxFitFactor clamps them (the guarantees clamp to 0).
+	var act [NumResources]int
+	var gk [NumResources]float64
+	var lk Share
+	n := 0
+	for r := range NumResources {
+		if d[r] <= 0 {
+			continue
+		}
+		l := clamp(lim[r], 0, d[r])
+		if usage[r] > l {
+			return nil, false
+		}
+		lk[r] = l
+		act[n] = r
+		n++
+	}
+	// The usage levels t = U_r / m in (0, 1), sorted, as operationFunc
+	// orders them (equal ones merge).
+	var ts [NumResources]float64
+	nt := 0
+	for _, u := range usage {
+		if t := u / m; t > 0 && t < 1 {
+			k := nt
+			for k > 0 && ts[k-1] > t {
+				ts[k] = ts[k-1]
+				k--
+			}
+			ts[k] = t
+			nt++
+		}
+	}
+	// S's points: σ at each vertex of F's path and F there. A vertex whose
+	// σ does not rise moves the last point's right limit (a jump of M).
+	out := w.vArena.reserve(nt + 2*NumResources + 4)[:1]
+	out[0] = vpoint{x: 0}
+	emit := func(x, f float64) bool {
+		last := &out[len(out)-1]
+		if x <= last.x {
+			if len(out) == 1 {
+				return false // a jump at suggestion 0
+			}
+			opFAt(&last.r, &usage, &d, m, f)
+			return true
+		}
+		out = append(out, vpoint{x: x})
+		p := &out[len(out)-1]
+		opFAt(&p.l, &usage, &d, m, f)
+		p.r = p.l
+		return true
+	}
+	// [0, 1]: every rising resource rises alike, so σ (the dominant
+	// resource's level t·m) has no vertex inside a usage segment: the
+	// general path's upper envelope finds none there.
+	for i := range nt {
+		t := ts[i]
+		if i > 0 && t <= ts[i-1] {
+			continue // merged with the previous level
+		}
+		x := 0.0
+		for k := range n {
+			x = max(x, min(usage[act[k]], t*m)-gk[k])
+		}
+		if !emit(x, t) {
+			return nil, false
+		}
+	}
+	x := 0.0
+	for k := range n {
+		x = max(x, usage[act[k]]-gk[k])
+	}
+	if !emit(x, 1) {
+		return nil, false
+	}
+	// [1, 2]: F rises from U to D; a limit may stop it at the fraction end
+	// of the segment.
+	ok := true
+	end := 1.0
+	for k := range n {
+		if r := act[k]; d[r] > lk[r] {
+			ok = false
+			if d[r] > usage[r] {
+				end = min(end, (lk[r]-usage[r])/(d[r]-usage[r]))
+			}
+		}
+	}
+	if !ok {
+		end = clamp(end, 0, 1)
+	}
+	sig := appendEnvelope(w.sig[:0], 1, 2, &usage, &d, &act, &gk, n, end)
+	w.sig = sig
+	for _, vx := range sig {
+		if !emit(vx.v, vx.x) {
+			return nil, false
+		}
+	}
+	if ok {
+		x := 0.0
+		for k := range n {
+			x = max(x, d[act[k]]-gk[k])
+		}
+		if !emit(x, 2) {
+			return nil, false
+		}
+	} else {
+		xe := 1 + end*(2-1)
+		ve := 0.0
+		for k := range n {
+			r := act[k]
+			ye := usage[r] + end*(d[r]-usage[r])
+			ve = max(ve, min(ye, lk[r])-gk[k])
+		}
+		if !emit(ve, xe) {
+			return nil, false
+		}
+	}
+	// M spans [0, 1], extended by its last right end (a σ at or past 1
+	// would cut it: left to the general path).
+	last := out[len(out)-1]
+	if last.x >= 1 {
+		return nil, false
+	}
+	out = append(out, vpoint{x: 1, l: last.r, r: last.r})
+	return w.vArena.commit(out), true
+}
+
+// opFAt is an operation's FairShareByFitFactor at fit factor f, with the
+// arithmetic of operationFunc's points and of vfunc.atIndexTo between them:
+// min(U, f·m) at the usage levels f < 1, U at 1, D at 2 and the line from U
+// to D between.
+func opFAt(dst, usage, d *Share, m, f float64) {
+	switch {
+	case f < 1:
+		for k := range dst {
+			dst[k] = min(usage[k], f*m)
+		}
+	case f == 1:
+		*dst = *usage
+	case f >= 2:
+		*dst = *d
+	default:
+		lerpShareTo(dst, 1, usage, 2, d, f)
+	}
+}
+
 // steepWidth and steepSlope keep the running slope sum of sumScaled exact
 // enough: a segment narrower than steepWidth becomes a jump at its end, and
 // the sum is re-added from the children's slopes whenever a slope steeper

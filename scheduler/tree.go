@@ -55,6 +55,12 @@ type element struct {
 	// sDone: the element's functions are complete (operations' always are;
 	// pools' are built on demand, see lazy.go).
 	sDone bool
+	// opVaries is the union of the varies of a pool's operations (set when
+	// the tree is built: operations are prepared then, see initOperation).
+	opVaries resourceSet
+	// opsSummed: a pool's demand and usage already hold its operations'
+	// sum (see fill).
+	opsSummed bool
 	// ord is a pool's index in tree.pools (and tree.lz).
 	ord int32
 	// sEnd is activeEnd of a complete FairShareBySuggestion.
@@ -163,6 +169,8 @@ type tree struct {
 	poolElem           []int
 	scratchInts        []int
 	nodeShapes         []nodeShape
+	// topo is the structure of the last tree built (see topology).
+	topo topology
 }
 
 // children returns the indices of e's children.
@@ -198,6 +206,10 @@ func (t *tree) build(snap *Snapshot) error {
 	t.snap = snap
 	t.cfg = &snap.Tree
 	np, no := len(snap.Pools), len(snap.Operations)
+	if t.topo.matches(snap, t) {
+		return t.rebuild(snap)
+	}
+	t.topo.valid = false
 
 	// Index pools and check names and parents. Slot 0 is the root; pool i
 	// is slot i+1.
@@ -339,7 +351,8 @@ func (t *tree) build(snap *Snapshot) error {
 			idx := next
 			next++
 			children[k] = idx
-			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools))}
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
+				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
@@ -374,6 +387,14 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
+	t.fill(snap)
+	t.topo.record(snap)
+	return nil
+}
+
+// fill fills the operations' elements and the pools' attributes of a tree
+// whose structure is built, and prepares the operations.
+func (t *tree) fill(snap *Snapshot) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
 	for oi := range snap.Operations {
@@ -384,9 +405,20 @@ func (t *tree) build(snap *Snapshot) error {
 		}
 		idx := t.opElem[oi]
 		e := &t.el[idx]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: t.el[parent].depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		pe := &t.el[parent]
+		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
 		t.initOperation(e, &snap.Operations[oi])
 		t.names[idx] = string(snap.Operations[oi].ID)
+		pe.opVaries |= e.varies
+		if pe.opsSummed {
+			// A pool whose children are all operations, in input order
+			// (not fifo): its sum in their order, as poolAttributes
+			// would add them, while the operation is at hand.
+			for r := range pe.demand {
+				pe.demand[r] += e.demand[r]
+				pe.usage[r] += e.usage[r]
+			}
+		}
 	}
 	t.lz = grow(t.lz, len(t.pools))
 	t.pd = grow(t.pd, len(t.pools))
@@ -396,7 +428,6 @@ func (t *tree) build(snap *Snapshot) error {
 		t.poolAttributes(&t.el[t.pools[k]])
 	}
 	t.sumIntegralRatios()
-	return nil
 }
 
 // loadPrevious copies from the previous state when each pool and operation
@@ -417,9 +448,14 @@ func (t *tree) loadPrevious(prev *State) {
 }
 
 // sortFIFO orders a fifo pool's operations by its sort parameters
-// (default weight, then start time), with the operation id as the last
-// tie-break.
+// (default weight, then start time); ties keep the input order.
 func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
+	slices.SortStableFunc(ops, fifoCompare(all, params))
+}
+
+// fifoCompare compares two operations (indices in all) by a fifo pool's
+// sort parameters.
+func fifoCompare(all []Operation, params []FifoSortParameter) func(a, b int) int {
 	if len(params) == 0 {
 		params = []FifoSortParameter{FifoSortWeight, FifoSortStartTime}
 	}
@@ -429,7 +465,7 @@ func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
 		}
 		return 1
 	}
-	slices.SortStableFunc(ops, func(a, b int) int {
+	return func(a, b int) int {
 		oa, ob := &all[a], &all[b]
 		for _, p := range params {
 			switch p {
@@ -454,5 +490,5 @@ func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
 			}
 		}
 		return 0
-	})
+	}
 }

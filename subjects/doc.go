@@ -14,7 +14,8 @@
 //	sharetree.v1.config.<verb>           admin → scheduler: trees, apply, get, set (cluster)
 //	sharetree.v1.tree.<tree>.<verb>      admin → scheduler: create, get, set, remove, pools
 //	sharetree.v1.tree.<tree>.pool.<pool>.<verb> admin → scheduler: create, get, set, remove
-//	sharetree.v1.orchid.<tree>.…         anyone → scheduler, request/reply
+//	sharetree.v1.orchid.trees            anyone → scheduler: the live trees
+//	sharetree.v1.orchid.<tree>.…         anyone → scheduler: tree, root, pool <pool>, operation <id> (see orchid.go)
 //	sharetree.v1.events.<tree>.<kind>    scheduler → consumers, kept in a stream
 //
 // The configuration subjects put names at fixed token positions and give

@@ -18,6 +18,12 @@ import (
 //go:embed examples/demo.yaml
 var demoScenario []byte
 
+// seedTrees is the pool-tree seed's example as an apply file: the demo's
+// tree, with the demo's integral pools added.
+//
+//go:embed examples/pool-trees.yaml
+var seedTrees []byte
+
 func newDemoCmd() *cobra.Command {
 	var (
 		output   string
@@ -26,6 +32,7 @@ func newDemoCmd() *cobra.Command {
 		refresh  time.Duration
 		agents   int
 		logLevel string
+		httpAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -64,14 +71,16 @@ func newDemoCmd() *cobra.Command {
 			defer stop()
 			return demo.Run(ctx, demo.Config{
 				Duration: duration, Out: cmd.OutOrStdout(), Terminal: isTerminal(cmd.OutOrStdout()),
-				Refresh: refresh, Agents: agents, Logger: logger,
+				Refresh: refresh, Agents: agents, Logger: logger, HTTPAddr: httpAddr,
+				SeedTrees: seedTrees, SeedName: "examples/pool-trees.yaml",
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
 	cmd.Flags().DurationVar(&refresh, "refresh", time.Second, "how often the view is redrawn")
-	cmd.Flags().IntVar(&agents, "agents", 8, "number of in-process node agents (16 cores, 64 GiB, 16 slots each)")
+	cmd.Flags().IntVar(&agents, "agents", 8, "number of in-process node agents (20 cores, 80 GiB, 20 slots each)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "error", "scheduler log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "127.0.0.1:0", "host:port of the scheduler's HTTP listener (orchid, metrics); port 0 picks a free one, \"\" disables it")
 	cmd.Flags().BoolVar(&whatIf, "what-if", false, "run the what-if calculator on the example instead of the live demo")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "what-if output format: json or table")
 	return cmd

@@ -56,7 +56,8 @@ func writeProto(w io.Writer, m proto.Message) error {
 }
 
 // ParseSpec reads an operation spec from YAML or JSON with the protobuf
-// field names (snake_case); durations are strings such as "30s".
+// field names (snake_case); durations are strings such as "30s" or "1h30m",
+// enum values full ("PREEMPTION_MODE_GRACEFUL") or short ("graceful").
 func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
 	var doc any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -65,6 +66,7 @@ func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
 	if doc == nil {
 		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
 	}
+	normalizeSpecDoc(doc)
 	js, err := json.Marshal(doc)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %w", name, err)}

@@ -32,7 +32,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newFairshareCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd(), newLoadCmd(),
-		newTreeCmd(), newPoolCmd(), newClusterCmd(), newApplyCmd())
+		newTreeCmd(), newPoolCmd(), newClusterCmd(), newApplyCmd(), newGetCmd())
 	return root
 }
 

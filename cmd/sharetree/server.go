@@ -27,6 +27,7 @@ func newServerCmd() *cobra.Command {
 		pools, logLevel string
 	)
 	cfg.Port = 4222
+	cfg.HTTPAddr = server.DefaultHTTPAddr
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the scheduler (embedded NATS with JetStream unless --nats-url is given)",
@@ -55,6 +56,9 @@ func newServerCmd() *cobra.Command {
 			if cfg.Port < -1 || cfg.Port > 65535 {
 				return usageError{fmt.Errorf("--port %d is not a port", cfg.Port)}
 			}
+			if err := server.CheckHTTPAddr(cfg.HTTPAddr); err != nil {
+				return usageError{fmt.Errorf("--http-addr: %w", err)}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			srv, err := server.Start(ctx, cfg)
@@ -62,7 +66,7 @@ func newServerCmd() *cobra.Command {
 				return err
 			}
 			defer srv.Close()
-			logger.Info("serving", "nats_url", srv.URL(), "epoch", srv.Epoch())
+			logger.Info("serving", "nats_url", srv.URL(), "http", srv.HTTPAddr(), "epoch", srv.Epoch())
 			select {
 			case <-ctx.Done():
 				logger.Info("shutting down")
@@ -77,6 +81,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&cfg.Listen, "listen", cfg.Listen, "host the embedded NATS server listens on")
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port of the embedded NATS server (-1: any free port)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "join this NATS server instead of embedding one")
+	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "host:port of the HTTP listener (orchid JSON under /orchid/, Prometheus /metrics); port 0 picks a free one, \"\" disables it")
 	f.BoolVar(&cfg.SyncAlways, "sync-always", false, "fsync JetStream writes before acknowledging them")
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")

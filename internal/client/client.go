@@ -59,23 +59,33 @@ func (c *Client) Call(ctx context.Context, subject string, req, resp proto.Messa
 
 // CallRaw sends raw bytes (tests use it for malformed payloads).
 func (c *Client) CallRaw(ctx context.Context, subject string, data []byte, resp proto.Message) error {
+	body, err := c.Request(ctx, subject, data)
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(body, resp); err != nil {
+		return fmt.Errorf("%w: %s: decode %T: %w", ErrTransport, subject, resp, err)
+	}
+	return nil
+}
+
+// Request sends raw bytes and returns the reply's body as it came (the
+// orchid answers JSON); a refusal is an *APIError.
+func (c *Client) Request(ctx context.Context, subject string, data []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	msg, err := c.nc.RequestWithContext(ctx, subject, data)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrTransport, subject, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrTransport, subject, err)
 	}
 	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
 		e := &pb.Error{}
 		if uerr := proto.Unmarshal(msg.Data, e); uerr != nil || e.GetCode() == pb.ErrorCode_ERROR_CODE_UNSPECIFIED {
 			e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: fmt.Sprintf("error %s: %s", code, msg.Header.Get(micro.ErrorHeader))}
 		}
-		return &APIError{Err: e}
+		return nil, &APIError{Err: e}
 	}
-	if err := proto.Unmarshal(msg.Data, resp); err != nil {
-		return fmt.Errorf("%w: %s: decode %T: %w", ErrTransport, subject, resp, err)
-	}
-	return nil
+	return msg.Data, nil
 }
 
 // Submit starts an operation and returns its id.

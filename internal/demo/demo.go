@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -14,15 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
 )
-
-//go:embed trees.yaml
-var treesYAML []byte
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("demo: invalid config")
@@ -42,6 +37,15 @@ type Config struct {
 	Agents int
 	// Logger receives the scheduler's logs. Default: discard.
 	Logger *slog.Logger
+	// SeedTrees is the pool-tree seed's example as an apply file (required;
+	// `sharetree demo` passes cmd/sharetree/examples/pool-trees.yaml), and
+	// SeedName names it in errors. The demo adds its integral pools and
+	// tree settings (trees.yaml) on top.
+	SeedTrees []byte
+	SeedName  string
+	// HTTPAddr is the scheduler's HTTP listener (the orchid and metrics);
+	// port 0 picks a free one, "" disables it.
+	HTTPAddr string
 }
 
 // Validate checks the configuration.
@@ -55,6 +59,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: refresh %s must be positive", ErrConfig, c.Refresh)
 	case c.Agents < 1 || c.Agents > 1000:
 		return fmt.Errorf("%w: agents %d must be in [1, 1000]", ErrConfig, c.Agents)
+	case len(c.SeedTrees) == 0:
+		return fmt.Errorf("%w: no seed trees (the pool-tree example's apply file)", ErrConfig)
 	}
 	return nil
 }
@@ -78,7 +84,10 @@ func Run(ctx context.Context, cfg Config) error {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	trees, err := scenario.ParseTrees("demo trees", treesYAML)
+	if cfg.SeedName == "" {
+		cfg.SeedName = "seed trees"
+	}
+	trees, err := demoTrees(cfg.SeedName, cfg.SeedTrees)
 	if err != nil {
 		return err
 	}
@@ -88,7 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer os.RemoveAll(dir)
 	scfg := server.DefaultConfig()
-	scfg.DataDir, scfg.Trees, scfg.Logger = dir, trees, cfg.Logger
+	scfg.DataDir, scfg.Trees, scfg.Logger, scfg.HTTPAddr = dir, trees, cfg.Logger, cfg.HTTPAddr
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return err
@@ -100,6 +109,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer nc.Close()
 	fmt.Fprintf(cfg.Out, "sharetree demo: scheduler on %s (epoch %d), %d agents; Ctrl-C to stop\n", srv.URL(), srv.Epoch(), cfg.Agents)
+	if addr := srv.HTTPAddr(); addr != "" {
+		fmt.Fprintf(cfg.Out, "orchid: http://%s/orchid/trees/physical (metrics: http://%s/metrics; sharetree get physical --nats-url %s)\n", addr, addr, srv.URL())
+	}
 
 	agentCtx, cancelAgents := context.WithCancel(ctx)
 	agents, wait, err := startAgents(agentCtx, nc, cfg.Agents, dir)
@@ -177,7 +189,7 @@ func startAgents(ctx context.Context, nc *nats.Conn, n int, dir string) ([]*node
 	agents := make([]*nodeagent.Agent, 0, n)
 	for i := range n {
 		acfg := nodeagent.DefaultConfig(fmt.Sprintf("node-%02d", i), scheduler.Resources{
-			scheduler.CPU: 16, scheduler.Memory: 64 << 30, scheduler.UserSlots: 16,
+			scheduler.CPU: 20, scheduler.Memory: 80 << 30, scheduler.UserSlots: 20,
 		})
 		acfg.WorkDir = dir
 		a, err := nodeagent.New(acfg, nc)

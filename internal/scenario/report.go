@@ -150,11 +150,19 @@ type ElementReport struct {
 
 	OperationCount        *int `json:"operation_count,omitempty"`
 	RunningOperationCount *int `json:"running_operation_count,omitempty"`
+	// The live scheduler's orchid also reports these (the what-if report
+	// leaves them out).
+	LightweightRunningOperationCount *int `json:"lightweight_running_operation_count,omitempty"`
+	MaxOperationCount                *int `json:"max_operation_count,omitempty"`
+	MaxRunningOperationCount         *int `json:"max_running_operation_count,omitempty"`
 
 	State         *string `json:"state,omitempty"`
 	PendingReason *string `json:"pending_reason,omitempty"`
 	QueuePosition *int    `json:"queue_position,omitempty"`
 	FifoIndex     *int    `json:"fifo_index,omitempty"`
+	// Lightweight: a running operation runs as a lightweight operation
+	// (orchid only).
+	Lightweight *bool `json:"lightweight,omitempty"`
 
 	NonPreemptibleJobCount          *int `json:"non_preemptible_job_count,omitempty"`
 	AggressivelyPreemptibleJobCount *int `json:"aggressively_preemptible_job_count,omitempty"`
@@ -170,6 +178,11 @@ func finitePtr(v float64) *float64 {
 	}
 	return &v
 }
+
+// ElementReportOf is the report of one element of a fair-share result, with
+// the attribute names of the what-if report; counts, pending state and the
+// orchid's extra attributes are left for the caller.
+func ElementReportOf(e *scheduler.ElementResult) *ElementReport { return elementReport(e) }
 
 func elementReport(e *scheduler.ElementResult) *ElementReport {
 	r := &ElementReport{

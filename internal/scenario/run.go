@@ -135,6 +135,14 @@ func poolOf(e *scheduler.ElementResult) string {
 	return e.Name
 }
 
+// OperationReportOf describes an operation that is not in a fair-share
+// result: one that waits for a running slot, or one admitted since the
+// last update. It has demand but no share yet; total is the cluster total
+// the shares are fractions of.
+func OperationReportOf(op scheduler.Operation, info scheduler.AdmissionInfo, total scheduler.Resources) *ElementReport {
+	return pendingReport(op, info, total)
+}
+
 // pendingReport describes an operation that waits for a running slot: it has
 // demand but no share.
 func pendingReport(op scheduler.Operation, info scheduler.AdmissionInfo, total scheduler.Resources) *ElementReport {
@@ -147,7 +155,7 @@ func pendingReport(op scheduler.Operation, info scheduler.AdmissionInfo, total s
 	if op.Weight != nil {
 		w = *op.Weight
 	}
-	return &ElementReport{
+	r := &ElementReport{
 		Name:             string(op.ID),
 		Kind:             scheduler.KindOperation.String(),
 		Parent:           parent,
@@ -162,9 +170,11 @@ func pendingReport(op scheduler.Operation, info scheduler.AdmissionInfo, total s
 		Status:           valuePtr(scheduler.StatusNormal.String()),
 		StarvationStatus: valuePtr(scheduler.NonStarving.String()),
 		State:            valuePtr(info.State.String()),
-		PendingReason:    valuePtr(info.PendingReason),
-		QueuePosition:    valuePtr(info.QueuePosition),
 	}
+	if info.State == scheduler.AdmissionPending {
+		r.PendingReason, r.QueuePosition = valuePtr(info.PendingReason), valuePtr(info.QueuePosition)
+	}
+	return r
 }
 
 // stepError reports a failure while running step i. Configuration the

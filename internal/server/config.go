@@ -24,6 +24,11 @@ type Config struct {
 	// port (-1: a free one; default 4222 from the CLI).
 	Listen string
 	Port   int
+	// HTTPAddr is the HTTP listener (host:port) of the orchid's JSON API
+	// and the Prometheus metrics; port 0 picks a free one (see
+	// Server.HTTPAddr). Empty disables it. Default "127.0.0.1:0" here,
+	// DefaultHTTPAddr from the CLI.
+	HTTPAddr string
 	// SyncAlways makes the embedded JetStream fsync before acknowledging.
 	SyncAlways bool
 	// Trees is the pool-tree configuration.
@@ -63,6 +68,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen: "127.0.0.1", Port: -1,
+		HTTPAddr:             "127.0.0.1:0",
 		Actors:               actors.DefaultConfig(),
 		EventRetention:       24 * time.Hour,
 		EventMaxBytes:        1 << 30,
@@ -92,6 +98,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: event buffer %d must be positive", ErrConfig, c.EventBuffer)
 	case c.Logger == nil:
 		return fmt.Errorf("%w: logger is nil", ErrConfig)
+	}
+	if err := CheckHTTPAddr(c.HTTPAddr); err != nil {
+		return err
 	}
 	if err := c.Actors.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

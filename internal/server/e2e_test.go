@@ -101,8 +101,13 @@ func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Re
 		go func() { defer wg.Done(); _ = a.Run(actx) }()
 	}
 	testutil.WaitFor(t, 10*time.Second, "every node to register", func() bool {
-		r := srv.System().Result("physical")
-		return r != nil && r.Total[scheduler.CPU] == float64(nodes)*res[scheduler.CPU]
+		var cpu float64
+		for _, tree := range srv.System().Trees() {
+			if r := srv.System().Result(tree); r != nil {
+				cpu += r.Total[scheduler.CPU]
+			}
+		}
+		return cpu == float64(nodes)*res[scheduler.CPU]
 	})
 	return c
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/natsembed"
+	"github.com/sharetree/sharetree/internal/orchid"
 	"github.com/sharetree/sharetree/internal/treeconf"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -38,8 +39,12 @@ type Server struct {
 	epoch    uint64
 	// The live tree configuration: its bucket, its service, the watch that
 	// applies changes.
-	confStore   *treeconf.Store
-	confSvc     micro.Service
+	confStore *treeconf.Store
+	confSvc   micro.Service
+	// The orchid: its NATS service and the HTTP listener (nil when
+	// disabled).
+	orchidSvc   micro.Service
+	http        *httpServer
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
 }
@@ -176,6 +181,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("heartbeat subscription: %w", err)
 		}
 	}
+	o := orchid.New(s.sys, cfg.Actors.RequestTimeout, cfg.Logger)
+	if s.orchidSvc, err = orchid.NewService(nc, o); err != nil {
+		return nil, err
+	}
+	if cfg.HTTPAddr != "" {
+		if s.http, err = startHTTP(cfg.HTTPAddr, o); err != nil {
+			return nil, err
+		}
+		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
+			"metrics", "http://"+s.http.addr()+"/metrics")
+	}
 	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived))
 	ok = true
 	return s, nil
@@ -215,6 +231,14 @@ func (s *Server) URL() string { return s.nc.nc.ConnectedUrl() }
 // System is the running actor system.
 func (s *Server) System() *actors.System { return s.sys }
 
+// HTTPAddr is the bound address of the HTTP listener ("" when disabled).
+func (s *Server) HTTPAddr() string {
+	if s.http == nil {
+		return ""
+	}
+	return s.http.addr()
+}
+
 // Epoch is this process's leader epoch.
 func (s *Server) Epoch() uint64 { return s.epoch }
 
@@ -223,6 +247,14 @@ func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 
 // Close stops the service, the actors, the event publisher and NATS.
 func (s *Server) Close() {
+	if s.http != nil {
+		if err := s.http.close(); err != nil {
+			s.cfg.Logger.Warn("http listener stopped", "err", err)
+		}
+	}
+	if s.orchidSvc != nil {
+		_ = s.orchidSvc.Stop()
+	}
 	if s.confSvc != nil {
 		_ = s.confSvc.Stop()
 	}

@@ -110,10 +110,7 @@ func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
 		if e != nil {
 			s.rejected.Add(1)
 			msg.Data, _ = proto.Marshal(e)
-			msg.Header = nats.Header{
-				micro.ErrorHeader:     []string{e.GetMessage()},
-				micro.ErrorCodeHeader: []string{strconv.Itoa(wire.StatusCode(e.GetCode()))},
-			}
+			msg.Header = wire.ErrorHeader(e)
 		}
 		if subject != "" {
 			_ = s.nc.PublishMsg(msg)

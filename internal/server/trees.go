@@ -37,10 +37,13 @@ func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string
 		spec.MaxEphemeralPoolsPerUser = t.Tree.Options.MaxEphemeralPoolsPerUser
 		for _, p := range t.Pools {
 			o := p.Pool.Options
-			if !o.CreateEphemeralSubpools && !o.ForbidImmediateOperations {
+			if !o.CreateEphemeralSubpools && !o.ForbidImmediateOperations && len(o.OffloadingSettings) == 0 {
 				continue
 			}
 			po := actors.PoolOptions{ForbidImmediateOperations: o.ForbidImmediateOperations, CreateEphemeralSubpools: o.CreateEphemeralSubpools}
+			for _, off := range o.OffloadingSettings {
+				po.Offloading = append(po.Offloading, actors.Offloading{Tree: off.Tree, Pool: scheduler.PoolID(off.Pool), Share: off.Share})
+			}
 			if tmpl, err := t.EphemeralPool(p.Pool.Name(), "_"); err == nil {
 				tmpl.Name, tmpl.Parent = "", ""
 				po.EphemeralSubpool = tmpl

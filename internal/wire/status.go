@@ -1,6 +1,13 @@
 package wire
 
-import pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+import (
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+)
 
 // StatusCode maps a typed error code to the HTTP-like code every sharetree
 // micro service puts in its Nats-Service-Error-Code header.
@@ -19,4 +26,13 @@ func StatusCode(c pb.ErrorCode) int {
 		return 503
 	}
 	return 500
+}
+
+// ErrorHeader is the micro error header of a typed error, for a reply
+// published directly on a request's reply subject (its body is the Error).
+func ErrorHeader(e *pb.Error) nats.Header {
+	return nats.Header{
+		micro.ErrorHeader:     []string{e.GetMessage()},
+		micro.ErrorCodeHeader: []string{strconv.Itoa(StatusCode(e.GetCode()))},
+	}
 }

@@ -73,6 +73,11 @@ func (p *Placement) Adopt(job JobKey, node scheduler.NodeID) bool {
 	if !e.op.tasks[job.Task].takeIndex(job.Index) {
 		return false
 	}
+	if e.op.claims != nil {
+		// The job runs here whatever the claim says; the claim keeps other
+		// trees from starting it too.
+		e.op.claims.Claim(job.Task, job.Index)
+	}
 	p.run(e, job.Task, job.Index, node)
 	return true
 }

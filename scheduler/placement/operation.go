@@ -18,6 +18,8 @@ type operation struct {
 	oldest, newest *runningJob
 	// removed is set by RemoveOperation.
 	removed bool
+	// claims arbitrates jobs with other trees (nil: none).
+	claims JobClaims
 }
 
 // jobID names a job within its operation.

@@ -38,7 +38,7 @@ func (p *Placement) AddOperation(spec OperationSpec) error {
 	if r, ok := validLimits(spec.ResourceLimits); !ok {
 		return fmt.Errorf("%w: operation %q resource_limits.%s must be >= 0, got %g", ErrInvalidOperation, spec.ID, r, spec.ResourceLimits.Values[r])
 	}
-	op := &operation{pool: spec.Pool, tasks: make([]task, len(spec.Tasks)), running: map[jobID]*runningJob{}}
+	op := &operation{pool: spec.Pool, tasks: make([]task, len(spec.Tasks)), running: map[jobID]*runningJob{}, claims: spec.Claims}
 	var pending vec
 	pendingJobs := 0
 	for i, ts := range spec.Tasks {

@@ -18,13 +18,19 @@ func (p *Placement) Schedule(node scheduler.NodeID, free scheduler.Resources, ma
 // one buffer across heartbeats.
 func (p *Placement) ScheduleAppend(dst []Assignment, node scheduler.NodeID, free scheduler.Resources, maxJobs int) []Assignment {
 	f := floorVec(free)
-	for started := 0; maxJobs <= 0 || started < maxJobs; started++ {
+	for started := 0; maxJobs <= 0 || started < maxJobs; {
 		e, ti := p.find(f)
 		if e == nil {
 			break
 		}
+		idx := p.takeClaimed(e, ti)
+		if idx < 0 {
+			// Every pending job of the task ran in another tree: search
+			// again (each such round drops at least one pending job).
+			continue
+		}
+		started++
 		t := &e.op.tasks[ti]
-		idx := t.take()
 		dst = append(dst, Assignment{
 			Job:       JobKey{Operation: scheduler.OperationID(e.name), Task: ti, Index: idx},
 			Resources: t.spec,

@@ -43,6 +43,10 @@ type OperationSpec struct {
 	// Weight breaks ties (higher first) until SetFairShares reports the
 	// effective weight; 0 means 1.
 	Weight float64
+	// Claims is set when the operation also runs in other trees: a fresh
+	// job starts only after Claims grants it. Nil: every job is this
+	// Placement's.
+	Claims JobClaims
 }
 
 // JobKey names one job: the operation, the task's index in

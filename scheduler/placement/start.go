@@ -21,12 +21,14 @@ func (p *Placement) StartNext(id scheduler.OperationID, node scheduler.NodeID) (
 			room = room.min(a.room())
 		}
 	}
-	ti := e.op.firstFit(room)
-	if ti < 0 {
-		return Assignment{}, false
+	ti, idx := -1, -1
+	for idx < 0 {
+		if ti = e.op.firstFit(room); ti < 0 {
+			return Assignment{}, false
+		}
+		idx = p.takeClaimed(e, ti)
 	}
 	t := &e.op.tasks[ti]
-	idx := t.take()
 	p.run(e, ti, idx, node)
 	return Assignment{Job: JobKey{Operation: id, Task: ti, Index: idx}, Resources: t.spec}, true
 }

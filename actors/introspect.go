@@ -1,0 +1,128 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// ErrUnknownTree is wrapped when a request names a tree the scheduler does
+// not run.
+var ErrUnknownTree = errors.New("actors: unknown tree")
+
+// ErrUnavailable is wrapped when an actor did not answer in time.
+var ErrUnavailable = errors.New("actors: the scheduler did not answer in time")
+
+// TreeIntrospection is one tree's live state at one moment, as its tree
+// actor saw it: the latest fair-share result, every pool's operation
+// counters and every admitted operation's admission state. It is a copy
+// (Result is shared but never modified): safe to read from any goroutine.
+type TreeIntrospection struct {
+	Tree string
+	// Result is the latest fair-share update (nil before the first one).
+	// Pools and operations admitted since it ran are not in it.
+	Result *scheduler.Result
+	// Pools are the root (scheduler.RootID) followed by the configured
+	// pools in configuration order and the ephemeral pools by name.
+	Pools []PoolIntrospection
+	// Operations are the admitted operations, sorted by id.
+	Operations []OperationIntrospection
+}
+
+// PoolIntrospection is one pool's operation counters.
+type PoolIntrospection struct {
+	// Name is the pool, or scheduler.RootID for the root.
+	Name string
+	// Parent is the parent pool (scheduler.RootID for the root's
+	// children, "" for the root).
+	Parent string
+	Counts scheduler.PoolCounts
+}
+
+// OperationIntrospection is one admitted operation in the tree.
+type OperationIntrospection struct {
+	ID scheduler.OperationID
+	// Pool is the operation's pool in this tree ("" is the root).
+	Pool scheduler.PoolID
+	// Admission says whether it runs or waits, and where it waits.
+	Admission scheduler.AdmissionInfo
+	// Weight in this tree (nil is 1) and ResourceLimits, as updated at
+	// run time.
+	Weight         *float64
+	ResourceLimits scheduler.PartialResources
+	// SpecDemand is every job of the spec at once (what a pending
+	// operation asks for).
+	SpecDemand scheduler.Resources
+}
+
+// Scope selects which admitted operations an introspection copies (the
+// pools always come): copying every operation is O(operations) work in the
+// tree actor, which a question about one pool or one operation does not
+// need.
+type Scope struct {
+	// AllOperations copies every admitted operation.
+	AllOperations bool
+	// Operation, when AllOperations is false, copies this one (if admitted).
+	Operation scheduler.OperationID
+}
+
+// introspectTree asks a tree actor for a TreeIntrospection.
+type introspectTree struct{ scope Scope }
+
+// introspect builds the snapshot; it runs in the tree actor.
+func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
+	out := &TreeIntrospection{Tree: t.spec.Name, Result: t.ledger.result()}
+	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})
+	for _, p := range t.allPools() {
+		parent := string(p.Parent)
+		if parent == "" {
+			parent = scheduler.RootID
+		}
+		out.Pools = append(out.Pools, PoolIntrospection{Name: string(p.Name), Parent: parent, Counts: t.adm.PoolCounts(p.Name)})
+	}
+	add := func(id scheduler.OperationID, op *treeOp) {
+		info, _ := t.adm.Info(id)
+		oi := OperationIntrospection{ID: id, Pool: op.pool, Admission: info, ResourceLimits: op.limits}
+		if op.weight != nil {
+			w := *op.weight
+			oi.Weight = &w
+		}
+		for _, task := range op.msg.place.Tasks {
+			oi.SpecDemand = oi.SpecDemand.Add(task.JobResources.Scale(float64(task.JobCount)))
+		}
+		out.Operations = append(out.Operations, oi)
+	}
+	if scope.AllOperations {
+		for id, op := range t.ops {
+			add(id, op)
+		}
+	} else if op := t.ops[scope.Operation]; op != nil {
+		add(scope.Operation, op)
+	}
+	slices.SortFunc(out.Operations, func(a, b OperationIntrospection) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return out
+}
+
+// Introspect returns a snapshot of a tree's live state, with the operations
+// scope selects. It asks the tree actor and waits at most
+// Config.RequestTimeout; it must not be called from an actor.
+func (s *System) Introspect(tree string, scope Scope) (*TreeIntrospection, error) {
+	for _, t := range s.dir.Load().trees {
+		if t.name != tree {
+			continue
+		}
+		res, err := s.as.Root.RequestFuture(t.pid, &introspectTree{scope: scope}, s.cfg.RequestTimeout).Result()
+		if err != nil {
+			return nil, fmt.Errorf("%w: tree %s: %w", ErrUnavailable, tree, err)
+		}
+		snap, ok := res.(*TreeIntrospection)
+		if !ok {
+			return nil, fmt.Errorf("%w: tree %s answered %T", ErrUnavailable, tree, res)
+		}
+		return snap, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownTree, tree)
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+)
+
+func TestParseSpecAcceptsGoDurationsAndShortEnums(t *testing.T) {
+	task := func(d time.Duration) *pb.TaskSpec {
+		return &pb.TaskSpec{Name: "t", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
+			Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(d)}}
+	}
+	cases := []struct {
+		name, in string
+		want     *pb.OperationSpec
+	}{
+		{"go duration and short enums", `{type: map, preemption_mode: graceful, tasks: [{name: t, job_count: 1, job_resources: {cpu: 1}, simulated_duration: 1h30m}]}`,
+			&pb.OperationSpec{Type: pb.OperationType_OPERATION_TYPE_MAP, PreemptionMode: pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL, Tasks: []*pb.TaskSpec{task(90 * time.Minute)}}},
+		{"protobuf notation", `{type: OPERATION_TYPE_VANILLA, tasks: [{name: t, job_count: 1, job_resources: {cpu: 1}, simulated_duration: 0.25s}]}`,
+			&pb.OperationSpec{Type: pb.OperationType_OPERATION_TYPE_VANILLA, Tasks: []*pb.TaskSpec{task(250 * time.Millisecond)}}},
+		{"sub-second go duration", `{tasks: [{name: t, job_count: 1, job_resources: {cpu: 1}, simulated_duration: 250ms}]}`,
+			&pb.OperationSpec{Tasks: []*pb.TaskSpec{task(250 * time.Millisecond)}}},
+	}
+	for _, tc := range cases {
+		got, err := parseSpec("spec.yaml", []byte(tc.in))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got, protocmp.Transform()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+	for _, bad := range []string{`{type: teleport, tasks: []}`, `{tasks: [{simulated_duration: soon}]}`} {
+		if _, err := parseSpec("spec.yaml", []byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

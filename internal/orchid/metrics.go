@@ -1,0 +1,88 @@
+package orchid
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// Collector exports the orchid's main numbers as Prometheus gauges, read
+// from a fresh snapshot of every tree at each scrape.
+type Collector struct {
+	o *Orchid
+
+	up, updateTime                          *prometheus.Desc
+	fairShare, usageShare, demandShare      *prometheus.Desc
+	operations, running, lightweight, limit *prometheus.Desc
+	starvation                              *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// NewCollector returns the orchid's collector.
+func NewCollector(o *Orchid) *Collector {
+	pool := []string{"tree", "pool"}
+	share := []string{"tree", "pool", "resource"}
+	return &Collector{
+		o:           o,
+		up:          prometheus.NewDesc("sharetree_tree_up", "1 when the tree answered the scrape's snapshot request in time, else 0.", []string{"tree"}, nil),
+		updateTime:  prometheus.NewDesc("sharetree_tree_last_update_timestamp_seconds", "Time of the tree's latest fair-share update.", []string{"tree"}, nil),
+		fairShare:   prometheus.NewDesc("sharetree_pool_fair_share", "A pool's fair share (fair_share.total) of one resource, as a fraction of the cluster.", share, nil),
+		usageShare:  prometheus.NewDesc("sharetree_pool_usage_share", "A pool's usage share of one resource.", share, nil),
+		demandShare: prometheus.NewDesc("sharetree_pool_demand_share", "A pool's demand share of one resource.", share, nil),
+		operations:  prometheus.NewDesc("sharetree_pool_operation_count", "Running and pending operations in a pool's subtree (operation_count).", pool, nil),
+		running:     prometheus.NewDesc("sharetree_pool_running_operation_count", "Running operations in a pool's subtree, lightweight ones excluded (running_operation_count).", pool, nil),
+		lightweight: prometheus.NewDesc("sharetree_pool_lightweight_running_operation_count", "Running lightweight operations in a pool's subtree.", pool, nil),
+		limit:       prometheus.NewDesc("sharetree_pool_max_running_operation_count", "A pool's effective max_running_operation_count.", pool, nil),
+		starvation:  prometheus.NewDesc("sharetree_pool_starvation_status", "0 non_starving, 1 starving, 2 aggressively_starving.", pool, nil),
+	}
+}
+
+// Describe sends every descriptor.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
+		c.operations, c.running, c.lightweight, c.limit, c.starvation} {
+		ch <- d
+	}
+}
+
+// Collect snapshots every tree; a tree that does not answer is reported
+// with sharetree_tree_up 0 and nothing else.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, tree := range c.o.src.Trees() {
+		in, err := c.o.src.Introspect(tree, actors.Scope{})
+		if err != nil {
+			c.o.logger.Warn("metrics: tree snapshot failed", "tree", tree, "err", err)
+			gauge(c.up, 0, tree)
+			continue
+		}
+		gauge(c.up, 1, tree)
+		if in.Result != nil {
+			gauge(c.updateTime, float64(in.Result.Now.UnixNano())/1e9, tree)
+		}
+		for _, p := range in.Pools {
+			gauge(c.operations, float64(p.Counts.Operations), tree, p.Name)
+			gauge(c.running, float64(p.Counts.Running), tree, p.Name)
+			gauge(c.lightweight, float64(p.Counts.LightweightRunning), tree, p.Name)
+			gauge(c.limit, float64(p.Counts.MaxRunning), tree, p.Name)
+			if in.Result == nil {
+				continue
+			}
+			e, ok := in.Result.Element(p.Name)
+			if !ok || e.Kind == scheduler.KindOperation {
+				continue
+			}
+			gauge(c.starvation, float64(e.StarvationStatus), tree, p.Name)
+			for r := range scheduler.NumResources {
+				res := scheduler.ResourceType(r).String()
+				gauge(c.fairShare, e.FairShare.Total[r], tree, p.Name, res)
+				gauge(c.usageShare, e.UsageShare[r], tree, p.Name, res)
+				gauge(c.demandShare, e.DemandShare[r], tree, p.Name, res)
+			}
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sharetree/sharetree/internal/orchid"
+)
+
+// DefaultHTTPAddr is the HTTP listener of `sharetree server` unless
+// --http-addr says otherwise: loopback only.
+const DefaultHTTPAddr = "127.0.0.1:4280"
+
+// CheckHTTPAddr validates an HTTP listener address (Config.HTTPAddr; ""
+// disables the listener).
+func CheckHTTPAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: http address %q: %w", ErrConfig, addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%w: http address %q: port %q is not a port number", ErrConfig, addr, port)
+	}
+	return nil
+}
+
+// httpServer serves the orchid and the metrics.
+type httpServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// startHTTP listens on addr and serves /orchid/ and /metrics.
+func startHTTP(addr string, o *orchid.Orchid) (*httpServer, error) {
+	reg := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), orchid.NewCollector(o),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/orchid/", o.Handler())
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("http listener: %w", err)
+	}
+	h := &httpServer{
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute},
+		ln: ln, done: make(chan error, 1),
+	}
+	go func() { h.done <- h.srv.Serve(ln) }()
+	return h, nil
+}
+
+// addr is the bound address.
+func (h *httpServer) addr() string { return h.ln.Addr().String() }
+
+// close stops accepting and waits (bounded) for requests in flight.
+func (h *httpServer) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := h.srv.Shutdown(ctx)
+	if serr := <-h.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}

@@ -1,0 +1,143 @@
+package scheduler
+
+import "slices"
+
+// An Engine that updates the same tree again and again mostly sees the
+// same structure: the same pools with the same parents and modes, the same
+// operations in the same pools, in the same order; only the numbers change.
+// Building the tree's structure (indexing the pools and the operation ids,
+// checking for duplicates, cycles and clashes, the child lists, the fifo
+// order) is then the same work with the same outcome, so the Engine keeps
+// what the last build found and only re-reads the numbers (rebuild). The
+// structure is compared in full, name by name, before it is reused (no
+// hash); a fifo pool's order is reused only while its operations are still
+// in that order by their current sort keys. The package-level Update,
+// whose engines are shared, never reuses a structure (see Engine.release).
+//
+// What the structure depends on is listed in topoPool and topoOp (names,
+// parents, pools, modes, fifo sort parameters, the order of both lists)
+// plus the fifo sort keys checked in matches: an input added later that
+// changes the structure must be added there.
+
+// topology is the structure of the last tree an Engine built.
+type topology struct {
+	valid bool
+	pools []topoPool
+	ops   []topoOp
+	// fifo holds the pools' fifo sort parameters, copied (the caller may
+	// reuse its slices): pool i's are fifo[pools[i].fifoLo:pools[i].fifoHi].
+	fifo []FifoSortParameter
+}
+
+type topoPool struct {
+	name, parent   PoolID
+	mode           Mode
+	fifoLo, fifoHi int
+}
+
+type topoOp struct {
+	id   OperationID
+	pool PoolID
+}
+
+// record remembers snap's structure after a successful build.
+func (tp *topology) record(snap *Snapshot) {
+	tp.pools = tp.pools[:0]
+	tp.fifo = tp.fifo[:0]
+	for i := range snap.Pools {
+		p := &snap.Pools[i]
+		lo := len(tp.fifo)
+		tp.fifo = append(tp.fifo, p.FifoSortParameters...)
+		tp.pools = append(tp.pools, topoPool{name: p.Name, parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
+	}
+	tp.ops = tp.ops[:0]
+	for i := range snap.Operations {
+		o := &snap.Operations[i]
+		tp.ops = append(tp.ops, topoOp{id: o.ID, pool: o.Pool})
+	}
+	tp.valid = true
+}
+
+// forget drops the remembered structure (and its references to the
+// caller's names).
+func (tp *topology) forget() {
+	clear(tp.pools)
+	clear(tp.ops)
+	tp.pools, tp.ops, tp.fifo = tp.pools[:0], tp.ops[:0], tp.fifo[:0]
+	tp.valid = false
+}
+
+// matches reports whether snap has the structure t was last built with,
+// fifo orders included.
+func (tp *topology) matches(snap *Snapshot, t *tree) bool {
+	if !tp.valid || len(snap.Pools) != len(tp.pools) || len(snap.Operations) != len(tp.ops) {
+		return false
+	}
+	for i := range snap.Pools {
+		p, q := &snap.Pools[i], &tp.pools[i]
+		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
+			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
+			return false
+		}
+	}
+	for i := range snap.Operations {
+		o, q := &snap.Operations[i], &tp.ops[i]
+		if o.ID != q.id || o.Pool != q.pool {
+			return false
+		}
+	}
+	// A fifo pool's operations, as the last build sorted them, must be the
+	// stable sort of the input order by the current keys: sorted by key,
+	// ties in input order.
+	for i := range snap.Pools {
+		p := &snap.Pools[i]
+		if p.Mode != ModeFIFO {
+			continue
+		}
+		ops := t.opList[t.opStart[i+1]:t.opStart[i+2]]
+		cmp := fifoCompare(snap.Operations, p.FifoSortParameters)
+		for k := 1; k < len(ops); k++ {
+			if c := cmp(ops[k-1], ops[k]); c > 0 || c == 0 && ops[k-1] > ops[k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rebuild is build for a snapshot whose structure matches the last tree
+// built: the values are validated and re-read, the structure is kept.
+// Errors are those build reports for the same snapshot (with a valid
+// structure only the values can be wrong: pools' first, then operations').
+func (t *tree) rebuild(snap *Snapshot) error {
+	for i := range snap.Pools {
+		if err := snap.Pools[i].Validate(snap.Tree.MainResource); err != nil {
+			return err
+		}
+	}
+	for i := range snap.Operations {
+		if err := snap.Operations[i].Validate(); err != nil {
+			return err
+		}
+	}
+	n := len(t.el)
+	t.ws.reset(n)
+	clear(t.fnS)
+	clear(t.fnM)
+	clear(t.prevSince)
+	clear(t.vols)
+	t.prepareNodeShapes(snap.Cluster.Nodes)
+	// The root's and the pools' elements keep their structure; everything
+	// else starts from zero, as build leaves it.
+	for _, i := range t.pools {
+		e := &t.el[i]
+		*e = element{kind: e.kind, parent: e.parent, kidLo: e.kidLo, kidHi: e.kidHi, poolKids: e.poolKids,
+			fifo: e.fifo, ord: e.ord, src: e.src, depth: e.depth, opsSummed: e.opsSummed}
+		if i != 0 {
+			t.names[i] = string(snap.Pools[e.src].Name)
+		}
+	}
+	t.names[0] = RootID
+	t.fill(snap)
+	return nil
+}
