@@ -169,7 +169,7 @@ func (l *Ledger) passLocked(m *passRequest) *passResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releaseLocked(m.done)
-	res := &passResult{ledger: l, gone: make([]bool, len(m.check))}
+	res := &passResult{round: m.round, ledger: l, gone: make([]bool, len(m.check))}
 	for i, id := range m.check {
 		_, ok := l.ops[id]
 		res.gone[i] = !ok

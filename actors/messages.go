@@ -166,6 +166,9 @@ type nodeCheck struct{}
 // passRequest asks a tree's placer for one heartbeat's ledger work (see
 // Ledger.pass). Its slices belong to the placer once sent.
 type passRequest struct {
+	// round numbers the node's passes; the result carries it back, so a
+	// late answer to a heartbeat given up is not taken for the next one's.
+	round   uint64
 	node    scheduler.NodeID
 	done    []finishing
 	check   []scheduler.OperationID
@@ -180,6 +183,7 @@ type passRequest struct {
 
 // passResult is the placer's answer to a passRequest.
 type passResult struct {
+	round      uint64
 	ledger     *Ledger
 	gone       []bool
 	started    []startedJob

@@ -65,6 +65,8 @@ type nodeActor struct {
 	// holds the messages that arrived meanwhile.
 	inflight *heartbeatInFlight
 	deferred []any
+	// round counts the passes asked of the placer.
+	round uint64
 	// jobEvents collects the job transitions of one heartbeat (or of the
 	// node's loss); flushJobEvents publishes them as one event.
 	jobEvents []*pb.JobEvent
@@ -95,8 +97,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.drainDeferred(ctx)
 	case *actor.Stopping:
 		if n.inflight != nil {
-			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
-			n.setInflight(nil)
+			n.abandon(ctx, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
 		}
 		if n.online && n.tree != nil {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
@@ -105,8 +106,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if n.inflight != nil && n.cfg.Now().Sub(n.inflight.since) > n.cfg.RequestTimeout {
 			// The placer did not answer (its tree was removed): give up on
 			// the heartbeat; the agent sends the next one.
-			n.inflight.reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: the tree's placer did not answer within %s", n.id, n.cfg.RequestTimeout))
-			n.setInflight(nil)
+			n.abandon(ctx, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: the tree's placer did not answer within %s", n.id, n.cfg.RequestTimeout))
 			n.buf.req = nil // still the placer's
 			n.drainDeferred(ctx)
 		}
@@ -121,6 +121,21 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		}
 		n.handle(ctx, m)
 	}
+}
+
+// abandon gives up the heartbeat in flight with an error. The jobs that
+// left are already gone from the node actor's books, and the agent's next
+// report of them is only acknowledged, so their operations hear of them
+// now; the placer releases their resources if it ever runs the pass, and
+// its late answer is recognised by its round.
+func (n *nodeActor) abandon(ctx actor.Context, e *pb.Error) {
+	h := n.inflight
+	h.reply(nil, e)
+	n.notifyLeft(ctx, h.left)
+	n.flushJobEvents()
+	clear(h.left)
+	h.resp, h.reply = nil, nil
+	n.setInflight(nil)
 }
 
 // setInflight records the heartbeat in flight, and publishes when it went
@@ -271,16 +286,17 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		}
 	}
 	n.buf.left, n.buf.checkIDs = left, checkIDs
-	n.hb = heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now}
+	n.round++
+	n.hb = heartbeatInFlight{reply: m.Reply, resp: resp, left: left, ids: ids, checkIDs: checkIDs, seq: seq, since: now, round: n.round}
 	n.setInflight(&n.hb)
 	if n.tree == nil {
 		// In no tree: nothing to place.
 		req.done, req.check, req.jobs = done, check, jobs
-		n.finishHeartbeat(ctx, &passResult{gone: make([]bool, len(checkIDs))})
+		n.finishHeartbeat(ctx, &passResult{round: n.round, gone: make([]bool, len(checkIDs))})
 		return nil
 	}
 	*req = passRequest{
-		node: scheduler.NodeID(n.id), done: done, check: check,
+		round: n.round, node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
 		total: total, jobs: jobs, now: now,
 	}
@@ -338,6 +354,8 @@ type heartbeatInFlight struct {
 	ids, checkIDs []string
 	seq           uint64
 	since         time.Time
+	// round is the pass asked for it.
+	round uint64
 }
 
 // finishHeartbeat completes the heartbeat in flight with the placer's
@@ -345,9 +363,13 @@ type heartbeatInFlight struct {
 // notifications and the job event.
 func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	h := n.inflight
-	if h == nil {
-		// An answer after the heartbeat was given up: the jobs it started
-		// never reach the node, so they go back to pending.
+	if h == nil || h.round != res.round {
+		// An answer after its heartbeat was given up (another may be in
+		// flight now): the jobs it started never reach the node, so they
+		// go back to pending.
+		if res.ledger == nil || len(res.started) == 0 {
+			return
+		}
 		done := make([]finishing, len(res.started))
 		for i, st := range res.started {
 			done[i] = finishing{ref: st.ref, requeue: true}
