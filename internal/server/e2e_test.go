@@ -57,21 +57,22 @@ func startClusterTagged(t *testing.T, nodes int, res scheduler.Resources, tagsOf
 	return startClusterWith(t, treesYAML, nodes, res, tagsOf)
 }
 
-// startClusterWith runs the trees document given.
-func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
+// startServer starts a scheduler (embedded NATS, JetStream in a temp dir)
+// on the trees document, with what configure changes, and a client
+// connection; both end with the test.
+func startServer(t *testing.T, treesDoc string, configure func(*server.Config)) (*server.Server, *nats.Conn) {
 	t.Helper()
 	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := server.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Trees = trees
+	cfg.DataDir, cfg.Trees = t.TempDir(), trees
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
-	cfg.Actors.FairShareEventPeriod = 100 * time.Millisecond
-	ctx := context.Background()
-	srv, err := server.Start(ctx, cfg)
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +82,17 @@ func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Re
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
+	return srv, nc
+}
+
+// startClusterWith runs the trees document given.
+func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	srv, nc := startServer(t, treesDoc, func(cfg *server.Config) {
+		cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
+		cfg.Actors.FairShareEventPeriod = 100 * time.Millisecond
+	})
 	c := &cluster{srv: srv, nc: nc, client: client.New(nc, 5*time.Second)}
 	actx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -358,22 +370,8 @@ func TestBadInputIsRefusedWithTypedErrors(t *testing.T) {
 // NATS server spreads the heartbeats over all of them; each answers
 // correctly, the errors in micro's format.
 func TestHeartbeatsOverSeveralConnections(t *testing.T) {
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees, cfg.HeartbeatConnections = t.TempDir(), trees, 3
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	var cfg server.Config
+	srv, nc := startServer(t, treesYAML, func(c *server.Config) { c.HeartbeatConnections = 3; cfg = *c })
 	cl := client.New(nc, 10*time.Second)
 	ctx := context.Background()
 	limits := &pb.Resources{Cpu: 4, UserSlots: 4}
@@ -400,24 +398,11 @@ func TestHeartbeatsOverSeveralConnections(t *testing.T) {
 // offline, then is lost and forgotten; its job runs again on a node that
 // keeps heartbeating, which stays.
 func TestSilentNodeIsLostAndItsJobRunsElsewhere(t *testing.T) {
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees = t.TempDir(), trees
-	cfg.Actors.HeartbeatPeriod = 20 * time.Millisecond
-	cfg.Actors.NodeOfflineTimeout, cfg.Actors.NodeLostTimeout = 200*time.Millisecond, 400*time.Millisecond
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	const period = 20 * time.Millisecond // the agent's heartbeat period
+	srv, nc := startServer(t, treesYAML, func(c *server.Config) {
+		c.Actors.HeartbeatPeriod = period
+		c.Actors.NodeOfflineTimeout, c.Actors.NodeLostTimeout = 200*time.Millisecond, 400*time.Millisecond
+	})
 	cl := client.New(nc, 10*time.Second)
 	ctx := context.Background()
 	seqs := map[string]uint64{}
@@ -449,7 +434,7 @@ func TestSilentNodeIsLostAndItsJobRunsElsewhere(t *testing.T) {
 	// the job starts on the other one.
 	var again []*pb.JobSpec
 	testutil.WaitFor(t, 10*time.Second, "the job runs again on the other node", func() bool {
-		time.Sleep(cfg.Actors.HeartbeatPeriod)
+		time.Sleep(period) // a heartbeating agent's pace, not a wait for a state
 		again = beat("steady", 1, nil).GetJobsToStart()
 		return len(again) == 1
 	})
