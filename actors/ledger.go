@@ -269,11 +269,12 @@ func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
 	return false, len(l.nodes) > 0
 }
 
-// snapshot returns the running operations' usage and the online nodes
+// snapshot returns the running operations' usage, appended to buf (the
+// caller's buffer from the previous update, reused), and the online nodes
 // sorted by id.
-func (l *Ledger) snapshot() ([]placement.OperationUsage, []scheduler.Node) {
+func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.OperationUsage, []scheduler.Node) {
 	l.mu.Lock()
-	ops := l.p.Operations()
+	ops := l.p.AppendOperations(buf[:0])
 	nodes := make([]scheduler.Node, 0, len(l.nodes))
 	for _, n := range l.nodes {
 		nodes = append(nodes, n)

@@ -79,6 +79,8 @@ type treeActor struct {
 	deps   Deps
 	spec   TreeSpec
 	ledger *Ledger
+	// usageBuf is the ledger snapshot's buffer, reused by every update.
+	usageBuf []placement.OperationUsage
 
 	adm      *scheduler.Admission
 	ops      map[scheduler.OperationID]*treeOp
@@ -349,7 +351,8 @@ func (t *treeActor) tick(ctx actor.Context) {
 	if t.updating {
 		return
 	}
-	usage, nodes := t.ledger.snapshot()
+	usage, nodes := t.ledger.snapshot(t.usageBuf)
+	t.usageBuf = usage // read only below, before the next tick
 	snap := &scheduler.Snapshot{
 		Now:     t.cfg.Now(),
 		Cluster: scheduler.NewClusterFromNodes(nodes),

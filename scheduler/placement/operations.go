@@ -108,11 +108,16 @@ func (p *Placement) RemoveOperation(id scheduler.OperationID) {
 
 // Operations reports every operation sorted by (Order, id). O(n).
 func (p *Placement) Operations() []OperationUsage {
-	out := make([]OperationUsage, len(p.opList))
-	for i, e := range p.opList {
-		out[i] = e.usageReport()
+	return p.AppendOperations(make([]OperationUsage, 0, len(p.opList)))
+}
+
+// AppendOperations is Operations appending to dst, so that a caller can
+// reuse one buffer from one fair-share update to the next.
+func (p *Placement) AppendOperations(dst []OperationUsage) []OperationUsage {
+	for _, e := range p.opList {
+		dst = append(dst, e.usageReport())
 	}
-	return out
+	return dst
 }
 
 // RunningJobs lists an operation's running jobs, oldest start first; nil
