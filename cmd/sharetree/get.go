@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/orchid"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
@@ -39,34 +41,29 @@ func newGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			oc := orchid.NewClient(c)
-			w := cmd.OutOrStdout()
-			if q.op != "" {
-				v, err := oc.Operation(ctx, q.op, q.path.Attribute)
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				oc := orchid.NewClient(c)
+				w := cmd.OutOrStdout()
+				if q.op != "" {
+					v, err := oc.Operation(ctx, q.op, q.path.Attribute)
+					if err != nil {
+						return err
+					}
+					return writeOperationView(w, cf.output, v, q.path.Attribute)
+				}
+				doc, err := oc.Get(ctx, q.path)
 				if err != nil {
 					return err
 				}
-				return writeOperationView(w, cf.output, v, q.path.Attribute)
-			}
-			doc, err := oc.Get(ctx, q.path)
-			if err != nil {
-				return err
-			}
-			switch {
-			case cf.output == "json":
-				_, err = fmt.Fprintf(w, "%s\n", doc)
-				return err
-			case q.path.Kind == subjects.OrchidTree:
-				return writeTreeView(w, doc)
-			}
-			return writeAttributes(w, strings.Join(q.path.Attribute, "."), doc)
+				switch {
+				case cf.output == "json":
+					_, err = fmt.Fprintf(w, "%s\n", doc)
+					return err
+				case q.path.Kind == subjects.OrchidTree:
+					return writeTreeView(w, doc)
+				}
+				return writeAttributes(w, strings.Join(q.path.Attribute, "."), doc)
+			})
 		},
 	}
 	cf.add(cmd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,19 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 		return nil, nil, fmt.Errorf("connect to %s: %w", c.url, err)
 	}
 	return nc, client.New(nc, c.timeout), nil
+}
+
+// with connects, runs f with a client and a context bounded by timeout,
+// and closes the connection.
+func (c *clientFlags) with(cmd *cobra.Command, timeout time.Duration, f func(context.Context, *client.Client) error) error {
+	nc, cl, err := c.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := withTimeout(cmd, timeout)
+	defer cancel()
+	return f(ctx, cl)
 }
 
 var pj = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: false}
@@ -99,22 +113,17 @@ func newOpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			id, err := c.Submit(ctx, spec)
-			if err != nil {
-				return err
-			}
-			if cf.output == "json" {
-				return writeProto(cmd.OutOrStdout(), &pb.StartOperationResponse{OperationId: id})
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), id)
-			return nil
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				id, err := c.Submit(ctx, spec)
+				if err != nil {
+					return err
+				}
+				if cf.output == "json" {
+					return writeProto(cmd.OutOrStdout(), &pb.StartOperationResponse{OperationId: id})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), id)
+				return nil
+			})
 		},
 	}
 	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
@@ -122,18 +131,13 @@ func newOpCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show an operation", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			st, err := c.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				st, err := c.Get(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			})
 		},
 	}
 	var states []string
@@ -153,18 +157,13 @@ func newOpCmd() *cobra.Command {
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit %d must be >= 0", limit)}
 			}
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			ops, err := c.List(ctx, req)
-			if err != nil {
-				return err
-			}
-			return writeStatuses(cmd.OutOrStdout(), cf.output, ops...)
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				ops, err := c.List(ctx, req)
+				if err != nil {
+					return err
+				}
+				return writeStatuses(cmd.OutOrStdout(), cf.output, ops...)
+			})
 		},
 	}
 	list.Flags().StringSliceVar(&states, "state", nil, "only these states")
@@ -175,18 +174,13 @@ func newOpCmd() *cobra.Command {
 	abort := &cobra.Command{
 		Use: "abort ID", Short: "Abort an operation", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			st, err := c.Abort(ctx, args[0], reason)
-			if err != nil {
-				return err
-			}
-			return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				st, err := c.Abort(ctx, args[0], reason)
+				if err != nil {
+					return err
+				}
+				return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			})
 		},
 	}
 	abort.Flags().StringVar(&reason, "reason", "", "why (recorded in the operation and its event)")
@@ -195,24 +189,19 @@ func newOpCmd() *cobra.Command {
 	wait := &cobra.Command{
 		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, waitFor)
-			defer cancel()
-			st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
-			if err != nil {
-				return err
-			}
-			if err := writeStatuses(cmd.OutOrStdout(), cf.output, st); err != nil {
-				return err
-			}
-			if st.GetState() != pb.OperationState_OPERATION_STATE_COMPLETED {
-				return fmt.Errorf("operation %s %s: %s", st.GetId(), stateWord(st.GetState()), st.GetError().GetMessage())
-			}
-			return nil
+			return cf.with(cmd, waitFor, func(ctx context.Context, c *client.Client) error {
+				st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
+				if err != nil {
+					return err
+				}
+				if err := writeStatuses(cmd.OutOrStdout(), cf.output, st); err != nil {
+					return err
+				}
+				if st.GetState() != pb.OperationState_OPERATION_STATE_COMPLETED {
+					return fmt.Errorf("operation %s %s: %s", st.GetId(), stateWord(st.GetState()), st.GetError().GetMessage())
+				}
+				return nil
+			})
 		},
 	}
 	wait.Flags().DurationVar(&waitFor, "wait-timeout", time.Hour, "give up after this long")

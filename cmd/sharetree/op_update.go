@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
@@ -37,18 +39,13 @@ otherwise to every tree without a per-tree option.`,
 			if err := subjects.ValidateToken("operation id", args[0]); err != nil {
 				return usageError{err}
 			}
-			nc, c, err := cf.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := withTimeout(cmd, cf.timeout)
-			defer cancel()
-			st, err := c.Update(ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+				st, err := c.Update(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return writeStatuses(cmd.OutOrStdout(), cf.output, st)
+			})
 		},
 	}
 	f := cmd.Flags()
