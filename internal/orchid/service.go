@@ -2,7 +2,6 @@ package orchid
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -92,6 +91,5 @@ func (h *handler) serve(req micro.Request) {
 }
 
 func (h *handler) fail(req micro.Request, e *pb.Error) {
-	data, _ := proto.Marshal(e)
-	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
+	_ = wire.RespondError(req, e)
 }

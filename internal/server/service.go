@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -71,8 +70,7 @@ func (s *service) onHeartbeat(m *nats.Msg) { s.heartbeat(msgRequest{m}) }
 
 func (s *service) fail(req micro.Request, e *pb.Error) {
 	s.rejected.Add(1)
-	data, _ := proto.Marshal(e)
-	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
+	_ = wire.RespondError(req, e)
 }
 
 func invalid(field, format string, args ...any) *pb.Error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -122,8 +121,7 @@ func (h *handlers) fail(req micro.Request, e *pb.Error) {
 	} else {
 		h.logger.Debug("request refused", "subject", req.Subject(), "code", e.GetCode().String(), "rule", e.GetRule(), "err", e.GetMessage())
 	}
-	data, _ := proto.Marshal(e)
-	_ = req.Error(strconv.Itoa(wire.StatusCode(e.GetCode())), e.GetMessage(), data)
+	_ = wire.RespondError(req, e)
 }
 
 // errAnswered is returned by a handler step that has already answered the

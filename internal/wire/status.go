@@ -5,6 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
@@ -35,4 +36,14 @@ func ErrorHeader(e *pb.Error) nats.Header {
 		micro.ErrorHeader:     []string{e.GetMessage()},
 		micro.ErrorCodeHeader: []string{strconv.Itoa(StatusCode(e.GetCode()))},
 	}
+}
+
+// RespondError answers a micro request with a typed error while its handler
+// runs: the micro error headers and the Error as the body.
+func RespondError(req micro.Request, e *pb.Error) error {
+	data, err := proto.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return req.Error(strconv.Itoa(StatusCode(e.GetCode())), e.GetMessage(), data)
 }
