@@ -20,6 +20,24 @@ type treeRef struct {
 	ledger *Ledger
 	placer *actor.PID
 	pools  map[scheduler.PoolID]bool
+	// parents maps each pool to its parent when some pool has
+	// offloading_settings (nil otherwise: submissions skip the walk).
+	parents map[scheduler.PoolID]scheduler.PoolID
+}
+
+// setSpec records the tree's configuration and what submissions derive
+// from it.
+func (r *treeRef) setSpec(spec TreeSpec) {
+	r.spec, r.pools, r.parents = spec, poolSet(spec.Pools), nil
+	for _, o := range spec.PoolOptions {
+		if len(o.Offloading) > 0 {
+			r.parents = make(map[scheduler.PoolID]scheduler.PoolID, len(spec.Pools))
+			for _, p := range spec.Pools {
+				r.parents[p.Name] = p.Parent
+			}
+			break
+		}
+	}
 }
 
 func (r *treeRef) nodeTree() *nodeTree {
@@ -363,13 +381,12 @@ func (r *rootActor) offloads(spec *pb.OperationSpec, admits []*admitOperation) [
 // offloadingOf returns the offloading_settings of the pool or its nearest
 // ancestor that has them.
 func (r *treeRef) offloadingOf(pool scheduler.PoolID) []Offloading {
-	parents := make(map[scheduler.PoolID]scheduler.PoolID, len(r.spec.Pools))
-	for _, p := range r.spec.Pools {
-		parents[p.Name] = p.Parent
+	if r.parents == nil {
+		return nil
 	}
-	seen := map[scheduler.PoolID]bool{}
-	for p := pool; p != "" && !seen[p]; p = parents[p] {
-		seen[p] = true
+	// The pools form a tree (validated), so the walk ends at the root; the
+	// depth bound only guards against a malformed spec.
+	for p, depth := pool, 0; p != "" && depth <= len(r.parents); p, depth = r.parents[p], depth+1 {
 		if o := r.spec.PoolOptions[p].Offloading; len(o) > 0 {
 			return o
 		}

@@ -82,7 +82,7 @@ func (r *rootActor) reconfigureChain(ctx actor.Context, specs []TreeSpec, errs [
 		case rc.err != nil:
 			errs = append(errs, fmt.Errorf("%w: tree %s keeps its configuration: %w", ErrTrees, spec.Name, rc.err))
 		default:
-			ref.spec, ref.pools = spec, poolSet(spec.Pools)
+			ref.setSpec(spec)
 		}
 		r.reconfigureChain(ctx, specs[1:], errs, done)
 	})

@@ -127,7 +127,8 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 
 // spawnTree starts a tree's actor and placer around a new ledger.
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
-	ref := &treeRef{spec: spec, ledger: newLedger(spec.Name, &s.cfg), pools: poolSet(spec.Pools)}
+	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg)}
+	ref.setSpec(spec)
 	pid, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newTreeActor(&s.cfg, s.deps, spec, ref.ledger), s.guard), "tree:"+spec.Name)
 	if err != nil {
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
