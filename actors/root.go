@@ -364,13 +364,19 @@ func (r *rootActor) offloads(spec *pb.OperationSpec, admits []*admitOperation) [
 	}
 	for i, name := range spec.GetPoolTrees() {
 		tr := r.trees[name]
-		for _, off := range tr.offloadingOf(admits[i].pool) {
+		// An ephemeral pool has no settings of its own: its parent's apply,
+		// and the parent names the default pool in the other tree.
+		pool := admits[i].pool
+		if e := admits[i].ephemeral; e != nil {
+			pool = e.Parent
+		}
+		for _, off := range tr.offloadingOf(pool) {
 			if in[off.Tree] || r.trees[off.Tree] == nil {
 				continue
 			}
 			in[off.Tree] = true
 			if off.Pool == "" {
-				off.Pool = admits[i].pool
+				off.Pool = pool
 			}
 			out = append(out, off)
 		}

@@ -24,6 +24,9 @@ trees:
       - {name: research}
       - name: batch
         offloading_settings: {gpu: {pool: training, share: 0.25}}
+      - name: teams
+        create_ephemeral_subpools: true
+        offloading_settings: {gpu: {pool: training}}
   - name: gpu
     config: {node_tag_filter: gpu}
     pools:
@@ -118,6 +121,13 @@ func TestOffloadingRunsAShareOfAPoolsJobsInAnotherTree(t *testing.T) {
 	perTree := c.completedOnce(t, id, 40)
 	if perTree["gpu"] == 0 || perTree["gpu"] > 10 {
 		t.Errorf("gpu ran %d jobs, want 1..10 (a quarter of 40)", perTree["gpu"])
+	}
+	// An operation in an ephemeral sub-pool follows its parent's settings.
+	team := simulated("teams", 1, 1, time.Millisecond)
+	team.User = "alice"
+	st = c.waitState(t, c.submit(t, team), pb.OperationState_OPERATION_STATE_COMPLETED, 20*time.Second)
+	if got := treesOf(st); got != "[physical/teams$alice gpu/training]" {
+		t.Errorf("ephemeral sub-pool's operation runs in %v, want teams' offloading tree too", got)
 	}
 	// An operation outside the offloading pool stays in its tree.
 	st, err := c.client.Get(ctx, other)
