@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sharetree/sharetree/internal/testutil"
 )
 
 // TestWorkerPoolRunsEverything: every scheduled function runs, also while
@@ -30,13 +32,7 @@ func TestWorkerPoolRunsEverything(t *testing.T) {
 		go p.Schedule(ran.Done)
 	}
 	ran.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for p.workers.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers still running after their idle timeout", p.workers.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "idle workers to exit", func() bool { return p.workers.Load() == 0 })
 	if p.Throughput() != 10 {
 		t.Errorf("throughput %d, want 10", p.Throughput())
 	}
