@@ -168,6 +168,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := addService(svc, &service{sys: s.sys, nc: s.conns[0].nc, rejected: &s.rejected}); err != nil {
 		return nil, err
 	}
+	// The endpoints' subscriptions reach the NATS server only with the
+	// connection's next flush; until then a request finds no responders.
+	if err := s.conns[0].nc.Flush(); err != nil {
+		return nil, fmt.Errorf("micro service subscriptions: %w", err)
+	}
 	// The other connections take heartbeats in micro's queue group, so the
 	// NATS server spreads them over every connection.
 	for _, c := range s.conns[1:] {
