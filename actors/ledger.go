@@ -118,6 +118,7 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 	}
 	delete(l.ops, id)
 	l.pre.forgetOperation(id)
+	l.pre.forgetReservations(id)
 }
 
 // finishing is a job leaving its node: its usage is released, and unless it
@@ -174,14 +175,24 @@ func (l *Ledger) passLocked(m *passRequest) *passResult {
 		_, ok := l.ops[id]
 		res.gone[i] = !ok
 	}
-	res.started = l.scheduleLocked(m.node, m.free, m.maxJobs)
-	if _, online := l.nodes[m.node]; online {
-		free := m.free
-		for _, s := range res.started {
-			free = free.Sub(s.res)
-		}
-		res.interrupts = l.preemptLocked(m.node, m.total, free, m.jobs, m.now)
+	if _, online := l.nodes[m.node]; !online {
+		return res
 	}
+	// Reserved jobs first (see reserve.go), then the regular pass on what
+	// the remaining reservations leave.
+	as, free, held := l.serveReservationsLocked(m.node, m.free, m.now)
+	reserved, maxJobs := len(as), m.maxJobs
+	if maxJobs > 0 {
+		maxJobs = max(maxJobs-reserved, 0)
+	}
+	if m.maxJobs <= 0 || maxJobs > 0 {
+		as = l.p.ScheduleAppend(as, m.node, minusHeld(free, held), maxJobs)
+	}
+	for _, a := range as[reserved:] {
+		free = free.Sub(a.Resources)
+	}
+	res.started = l.startedJobs(as)
+	res.interrupts = l.preemptLocked(m.node, m.total, minusHeld(free, held), m.jobs, m.now)
 	return res
 }
 
@@ -208,12 +219,8 @@ func (l *Ledger) releaseLocked(done []finishing) {
 	}
 }
 
-// scheduleLocked runs a node's scheduling pass.
-func (l *Ledger) scheduleLocked(node scheduler.NodeID, free scheduler.Resources, maxJobs int) []startedJob {
-	if _, online := l.nodes[node]; !online {
-		return nil
-	}
-	as := l.p.Schedule(node, free, maxJobs)
+// startedJobs turns a pass's assignments into the jobs to start.
+func (l *Ledger) startedJobs(as []placement.Assignment) []startedJob {
 	if len(as) == 0 {
 		return nil
 	}
@@ -254,6 +261,7 @@ func (l *Ledger) removeNode(id scheduler.NodeID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.nodes, id)
+	delete(l.pre.reserved, id)
 }
 
 // fitsSomeNode reports whether a job of res fits on some online node; known

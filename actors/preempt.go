@@ -19,8 +19,10 @@ type preemptState struct {
 	tree         scheduler.TreeConfig
 	interrupting map[placement.JobKey]scheduler.Resources
 	lastTry      map[scheduler.NodeID]time.Time
-	tokens       float64
-	refilled     time.Time
+	// reserved is the room preemption made per node (see reserve.go).
+	reserved map[scheduler.NodeID][]reservation
+	tokens   float64
+	refilled time.Time
 	// starving lists the latest result's starving operations; graceful
 	// counts the scheduled operations in graceful mode. With neither, a
 	// pass skips the preemption views.
@@ -30,7 +32,7 @@ type preemptState struct {
 
 func newPreemptState(cfg *Config) preemptState {
 	return preemptState{cfg: cfg, interrupting: map[placement.JobKey]scheduler.Resources{}, lastTry: map[scheduler.NodeID]time.Time{},
-		tokens: cfg.PreemptionRateLimit}
+		reserved: map[scheduler.NodeID][]reservation{}, tokens: cfg.PreemptionRateLimit}
 }
 
 // forgetOperation drops the interruptions of a removed operation.
@@ -141,6 +143,7 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Reso
 			mark(interruptOrder{key: keys[v.Job], jobID: string(v.Job), timeout: l.pre.tree.AllocationPreemptionTimeout,
 				forOp: d.Operation, reason: "preemption: " + v.Reason.String()}, v.Resources)
 		}
+		l.reserveLocked(node, d.Operation, d.Start, l.pre.tree.AllocationPreemptionTimeout, now)
 	}
 	return out
 }

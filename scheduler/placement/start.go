@@ -11,11 +11,24 @@ import "github.com/sharetree/sharetree/scheduler"
 // one whose limits leave room for none of its pending jobs.
 // O(depth·log n + tasks).
 func (p *Placement) StartNext(id scheduler.OperationID, node scheduler.NodeID) (Assignment, bool) {
+	return p.startNext(id, node, unlimitedVec)
+}
+
+// StartNextWithin is StartNext for a job that must also fit free, the
+// node's free resources: the job starts in a place kept for the operation
+// (a node whose preempted jobs have left, see actors' reservations), and
+// nobody else's order decides. It returns false, changing nothing, where
+// StartNext would, or when none of the pending jobs the limits allow fits
+// free.
+func (p *Placement) StartNextWithin(id scheduler.OperationID, node scheduler.NodeID, free scheduler.Resources) (Assignment, bool) {
+	return p.startNext(id, node, floorVec(free))
+}
+
+func (p *Placement) startNext(id scheduler.OperationID, node scheduler.NodeID, room vec) (Assignment, bool) {
 	e := p.ops[id]
 	if e == nil || len(e.op.active) == 0 {
 		return Assignment{}, false
 	}
-	room := unlimitedVec
 	for a := e; a != nil; a = a.parent {
 		if a.limited {
 			room = room.min(a.room())

@@ -48,3 +48,34 @@ func TestStartNext(t *testing.T) {
 		t.Error("started a job of an operation with nothing pending")
 	}
 }
+
+// StartNextWithin starts only a job that fits the free resources given, the
+// first task (in spec order) whose job does.
+func TestStartNextWithin(t *testing.T) {
+	p := New()
+	p.SetTotal(res(10, 10, 100))
+	spec := OperationSpec{ID: "w", Order: 1, Tasks: []TaskSpec{
+		{Name: "big", JobCount: 1, JobResources: res(1, 4, 1)},
+		{Name: "small", JobCount: 1, JobResources: res(1, 1, 1)},
+	}}
+	if err := p.AddOperation(spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.StartNextWithin("w", "n1", res(0, 4, 1)); ok {
+		t.Fatal("started a job without a free user slot")
+	}
+	a, ok := p.StartNextWithin("w", "n1", res(1, 2, 1))
+	if want := (Assignment{Job: JobKey{Operation: "w", Task: 1, Index: 0}, Resources: res(1, 1, 1)}); !ok || !cmp.Equal(a, want) {
+		t.Fatalf("with 2 cpu free: %+v, %v; want %+v", a, ok, want)
+	}
+	if _, ok := p.StartNextWithin("w", "n1", res(1, 3, 1)); ok {
+		t.Fatal("started the 4-cpu job in 3 free cpus")
+	}
+	a, ok = p.StartNextWithin("w", "n1", res(1, 4, 1))
+	if want := (Assignment{Job: JobKey{Operation: "w", Task: 0, Index: 0}, Resources: res(1, 4, 1)}); !ok || !cmp.Equal(a, want) {
+		t.Fatalf("with 4 cpu free: %+v, %v; want %+v", a, ok, want)
+	}
+	if s := p.Stats(); s.RunningJobs != 2 || s.PendingJobs != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

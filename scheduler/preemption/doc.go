@@ -120,16 +120,18 @@
 //			// interrupt v.Job with allocation_preemption_timeout, record
 //			// it in interrupting, emit v.Reason.String()
 //		}
-//		a, ok := p.StartNext(d.Operation, node.ID) // the job in their place
+//		// keep d.Start's room on the node for d.Operation
 //	}
 //	for _, r := range plan.Refusals {
 //		// log or emit r.String()
 //	}
 //
-// Starting the job at once overcommits the node until the victims leave
-// (at most the preemption timeout); a caller that cannot tolerate that
-// skips StartNext and lets the regular pass of a later heartbeat place the
-// starving operation, which is then the neediest (Preempt does not preempt
-// again while the job fits in free plus leaving resources:
-// RefusalFitsWithoutPreemption).
+// Interrupted jobs take up to the preemption timeout to leave, so the job
+// cannot start in their place at once without overcommitting the node. The
+// running scheduler (package actors) keeps a reservation instead: until the
+// victims have left, the node's regular passes give other operations only
+// what the reserved room leaves, and the first pass in which the job fits
+// starts it with placement's StartNextWithin. A caller that can overcommit
+// starts it at once with StartNext. Preempt does not preempt again while the
+// job fits in free plus leaving resources (RefusalFitsWithoutPreemption).
 package preemption
