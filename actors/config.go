@@ -40,8 +40,13 @@ type Config struct {
 	// RequestTimeout bounds every actor-to-actor request. Default 5s.
 	RequestTimeout time.Duration
 	// PreemptionRateLimit caps the jobs one tree interrupts per second for
-	// starving operations (a token bucket of this rate and burst); 0 turns
-	// preemption off. Graceful preemption is not counted. Default 100.
+	// starving operations: a token bucket of this rate holding at most one
+	// second's worth (and at least one token). A preemption needs one token
+	// and spends one per job it interrupts, going into debt when it takes
+	// more jobs than the bucket holds (so a preemption that needs more jobs
+	// than a second's worth still happens, and the next waits until the debt
+	// is paid). 0 turns preemption off. Graceful preemption is not counted.
+	// Default 100.
 	PreemptionRateLimit float64
 	// GracefulTolerance: a graceful operation's jobs are interrupted when
 	// its usage share exceeds its fair share by more than this (on its

@@ -192,7 +192,7 @@ func (l *Ledger) passLocked(m *passRequest) *passResult {
 		free = free.Sub(a.Resources)
 	}
 	res.started = l.startedJobs(as)
-	res.interrupts = l.preemptLocked(m.node, m.total, minusHeld(free, held), m.jobs, m.now)
+	res.interrupts = l.preemptLocked(m.node, m.total, free, held, m.jobs, m.now)
 	return res
 }
 

@@ -35,6 +35,8 @@ type nodeJob struct {
 	// interrupt is set once the job is interrupted (preemption); it is
 	// repeated in every response until the node reports the job finished.
 	interrupt *pb.JobInterrupt
+	// cause is why it was interrupted (for the finish event).
+	cause pb.JobEndCause
 }
 
 // nodeActor is one exec node's session.
@@ -312,6 +314,10 @@ func (n *nodeActor) interruptJob(o interruptOrder) {
 		return
 	}
 	j.interrupt = &pb.JobInterrupt{JobId: o.jobID, Timeout: durationpb.New(o.timeout), Reason: o.reason}
+	j.cause = pb.JobEndCause_JOB_END_CAUSE_PREEMPTION
+	if o.graceful {
+		j.cause = pb.JobEndCause_JOB_END_CAUSE_GRACEFUL_PREEMPTION
+	}
 	n.deps.Signals.Signal(n.id, &pb.JobSignal{LeaderEpoch: n.deps.Epoch, Signal: &pb.JobSignal_Interrupt{Interrupt: j.interrupt}})
 	n.deps.Events.Publish(n.tree.name, subjects.EventPreemption, &pb.Event{
 		Time: timestamppb.New(n.cfg.Now()), Tree: n.tree.name, LeaderEpoch: n.deps.Epoch,
@@ -409,7 +415,7 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	clear(h.left) // the buffer's, reused: hold no finished jobs
 	for _, s := range res.started {
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
-		n.publishJob(s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "")
+		n.publishJob(s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
 	}
 	n.flushJobEvents()
 }
@@ -438,7 +444,7 @@ func (l leftJob) finishing() finishing {
 func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
 	for _, l := range left {
 		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted})
-		n.publishJob(l.id, l.job.ref, l.state, l.exit, l.reason)
+		n.publishJob(l.id, l.job.ref, l.state, l.exit, l.reason, l.job.cause)
 	}
 }
 
@@ -453,10 +459,10 @@ func (n *nodeActor) sortedJobIDs(ids []string) []string {
 
 // publishJob records a job transition for the node's next job event; id is
 // ref's string.
-func (n *nodeActor) publishJob(id string, ref jobRef, state pb.JobState, exit int32, reason string) {
+func (n *nodeActor) publishJob(id string, ref jobRef, state pb.JobState, exit int32, reason string, cause pb.JobEndCause) {
 	n.jobEvents = append(n.jobEvents, &pb.JobEvent{
 		JobId: id, OperationId: string(ref.key.Operation), NodeId: n.id,
-		State: state, Reason: reason, ExitCode: exit,
+		State: state, Reason: reason, ExitCode: exit, Cause: cause,
 	})
 }
 

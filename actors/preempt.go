@@ -44,7 +44,8 @@ func (s *preemptState) forgetOperation(id scheduler.OperationID) {
 	}
 }
 
-// take spends n tokens of the rate limit if it has them.
+// take spends n tokens of the rate limit if it has at least one (see
+// Config.PreemptionRateLimit: the bucket may go into debt).
 func (s *preemptState) take(n int, now time.Time) bool {
 	rate := s.cfg.PreemptionRateLimit
 	if rate <= 0 {
@@ -55,7 +56,7 @@ func (s *preemptState) take(n int, now time.Time) bool {
 		s.tokens = min(burst, s.tokens+now.Sub(s.refilled).Seconds()*rate)
 	}
 	s.refilled = now
-	if s.tokens < float64(n) {
+	if s.tokens < 1 {
 		return false
 	}
 	s.tokens -= float64(n)
@@ -75,9 +76,10 @@ type interruptOrder struct {
 // preemptLocked runs graceful preemption on every pass and preemption for
 // starving operations at most once per preemptive_scheduling_backoff per
 // node, within the tree's rate limit. free is what the node has left after
-// this pass's starts. The jobs chosen are marked interrupting at once, so
-// no other node's pass counts their resources again.
-func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
+// this pass's starts, reserved what earlier preemptions keep on it (see
+// reserve.go). The jobs chosen are marked interrupting at once, so no
+// other node's pass counts their resources again.
+func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
 	res := l.latest.Load()
 	if l.pre.settings == nil || res == nil || len(jobs) == 0 || len(l.pre.starving) == 0 && l.pre.graceful == 0 {
 		return nil
@@ -92,7 +94,7 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free scheduler.Reso
 			return preemption.OperationSettings{}
 		},
 	}
-	view := preemption.Node{ID: node, Total: total, Free: free}
+	view := preemption.Node{ID: node, Total: total, Free: free, Reserved: reserved}
 	var out []interruptOrder
 	keys := make(map[preemption.JobID]placement.JobKey, len(jobs))
 	for _, j := range jobs {

@@ -141,3 +141,19 @@ func TestDemoBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestServerBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"server", "--preemption-rate-limit", "-1"},
+		{"server", "--preemption-rate-limit", "NaN"},
+		{"server", "--gc-percent", "-5"},
+		{"server", "--heartbeat-connections", "0"},
+		{"server", "--heartbeat-period", "0s"},
+		{"server", "--port", "70000"},
+		{"server", "--log-level", "loud"},
+	} {
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, args[1]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
+		}
+	}
+}

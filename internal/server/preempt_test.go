@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
@@ -61,11 +64,28 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 				st, err := c.client.Get(ctx, heavy)
 				return err == nil && st.GetJobs().GetRunning() == 8
 			})
+			w := watchHeartbeats(t, c)
 			guaranteed := c.submit(t, simulated("guaranteed", 1000, 1, time.Hour))
+			w.track(guaranteed, 4)
 			testutil.WaitFor(t, 30*time.Second, "the guaranteed pool to get its 4 cores back", func() bool {
 				st, err := c.client.Get(ctx, guaranteed)
 				return err == nil && st.GetJobs().GetRunning() >= 4
 			})
+			// Within the starvation timeout and a few heartbeats: counted
+			// in the heartbeats each node sent between the operation's
+			// starvation event and its fourth job's start, as one NATS
+			// subscriber saw them (an order, not a clock). A job that
+			// ignores the signal adds the preemption timeout's worth.
+			bound := 8
+			if !tc.obey {
+				bound += 8 // allocation_preemption_timeout 300ms: 6 heartbeats of 50ms, and 2 for the timers' jitter
+			}
+			for node, n := range w.counts(t) {
+				if n > bound {
+					t.Errorf("%s sent %d heartbeats between the starvation and the fourth start, want at most %d", node, n, bound)
+				}
+				t.Logf("%s: %d heartbeats from starving to four jobs running", node, n)
+			}
 			st, err := c.client.Get(ctx, heavy)
 			if err != nil {
 				t.Fatal(err)
@@ -115,8 +135,8 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 					if !tc.obey {
 						want = pb.JobState_JOB_STATE_ABORTED
 					}
-					if j.GetState() != want || !strings.Contains(j.GetReason(), "preemption") {
-						t.Errorf("heavy job ended %s (%q), want %s with reason naming preemption", j.GetState(), j.GetReason(), want)
+					if j.GetState() != want || !strings.Contains(j.GetReason(), "preemption") || j.GetCause() != pb.JobEndCause_JOB_END_CAUSE_PREEMPTION {
+						t.Errorf("heavy job ended %s (%q, cause %s), want %s with cause PREEMPTION and a reason naming it", j.GetState(), j.GetReason(), j.GetCause(), want)
 					}
 					ended++
 				}
@@ -125,5 +145,75 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 				t.Errorf("%d heavy jobs ended, want >= 4", ended)
 			}
 		})
+	}
+}
+
+// heartbeatWatch counts the heartbeats each node sends between an
+// operation's starvation event and the start of its n-th job, as one
+// subscriber sees heartbeats and events: both subscriptions feed one
+// channel from the connection's reader, so their order is the order the
+// NATS server delivered them in.
+type heartbeatWatch struct {
+	msgs chan *nats.Msg
+	subs []*nats.Subscription
+	op   string
+	n    int
+}
+
+func watchHeartbeats(t *testing.T, c *cluster) *heartbeatWatch {
+	t.Helper()
+	w := &heartbeatWatch{msgs: make(chan *nats.Msg, 1<<16)}
+	for _, subj := range []string{subjects.NodeHeartbeatAll(), subjects.EventsAll()} {
+		sub, err := c.nc.ChanSubscribe(subj, w.msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.subs = append(w.subs, sub)
+	}
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// track names the operation and the number of its jobs to wait for.
+func (w *heartbeatWatch) track(op string, n int) { w.op, w.n = op, n }
+
+// counts stops watching and returns the heartbeats per node in the window;
+// it fails the test if the window never opened or closed.
+func (w *heartbeatWatch) counts(t *testing.T) map[string]int {
+	t.Helper()
+	for _, s := range w.subs {
+		_ = s.Unsubscribe()
+	}
+	out := map[string]int{}
+	open, started := false, 0
+	for {
+		var m *nats.Msg
+		select {
+		case m = <-w.msgs:
+		default:
+			t.Fatalf("the window never closed: starving seen %v, %d of %d jobs of %s started", open, started, w.n, w.op)
+		}
+		if node, err := subjects.ParseNodeHeartbeat(m.Subject); err == nil {
+			if open {
+				out[node]++
+			}
+			continue
+		}
+		ev := &pb.Event{}
+		if err := proto.Unmarshal(m.Data, ev); err != nil {
+			t.Fatalf("event on %s: %v", m.Subject, err)
+		}
+		if s := ev.GetStarvation(); s.GetOperationId() == w.op && s.GetTo() == "starving" {
+			open = true
+		}
+		for _, j := range ev.GetJobs().GetJobs() {
+			if open && j.GetOperationId() == w.op && j.GetState() == pb.JobState_JOB_STATE_RUNNING {
+				if started++; started == w.n {
+					return out
+				}
+			}
+		}
 	}
 }

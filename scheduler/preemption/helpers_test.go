@@ -93,3 +93,9 @@ func cloneView(v View) View {
 	}
 	return c
 }
+
+// reserved is n with cpu reserved by earlier preemptions.
+func reserved(n Node, cpus float64) Node {
+	n.Reserved = cpu(cpus)
+	return n
+}

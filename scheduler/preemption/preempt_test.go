@@ -63,6 +63,15 @@ func TestPreemptRules(t *testing.T) {
 			want: Plan{Refusals: []Refusal{{Operation: "a", Starvation: scheduler.Starving, Code: RefusalFitsWithoutPreemption,
 				Need: cpu(3), Releasable: cpu(3)}}},
 		},
+		"what earlier preemptions reserved is not free again": {
+			// The same node as above, but b1's 2 cpu and the free one
+			// are promised to a job an earlier preemption chose.
+			view: View{Node: reserved(node10(1), 3), Total: cluster, Thresholds: th,
+				Jobs:       []Job{interrupting(job("b1", "b", 1, 2, P)), job("b2", "b", 2, 7, P), job("b3", "b", 3, 3, P)},
+				Operations: []Operation{op("a", 0.3, 10).starving().next(3).build(), op("b", 0.3, 60).build()}},
+			want: Plan{Decisions: []Decision{{Operation: "a", Starvation: scheduler.Starving, Start: cpu(3), Exact: true,
+				Victims: []Victim{victim(job("b3", "b", 3, 3, P), "a", scheduler.Starving, 1, th)}}}},
+		},
 		"starving takes only preemptible jobs": {
 			view: View{Node: node10(0), Total: cluster, Jobs: bJobs(AP), Thresholds: th, Operations: []Operation{
 				op("a", 0.3, 10).starving().next(2).build(), op("b", 0.3, 60).build()}},
@@ -287,6 +296,8 @@ func TestPreemptRejectsInvalidViews(t *testing.T) {
 		"aggressive above preemption": func(v *View) { v.Thresholds.Aggressive = 1.5 },
 		"unknown class":               func(v *View) { v.Jobs[0].Class = 7 },
 		"negative max starts":         func(v *View) { v.MaxStarts = -1 },
+		"negative reserved":           func(v *View) { v.Node.Reserved[1] = -1 },
+		"NaN reserved":                func(v *View) { v.Node.Reserved[1] = nan() },
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -25,7 +25,8 @@ type state struct {
 	pools []*poolState
 	jobs  []*jobState
 	// releasable is the node's free resources plus those of jobs being
-	// interrupted or taken by earlier decisions, minus earlier starts.
+	// interrupted or taken by earlier decisions, minus earlier starts and
+	// what earlier preemptions reserved (Node.Reserved).
 	releasable scheduler.Resources
 }
 
@@ -88,6 +89,7 @@ func newState(v *View) *state {
 		}
 		s.jobs = append(s.jobs, j)
 	}
+	s.releasable = s.releasable.Sub(v.Node.Reserved)
 	slices.SortFunc(s.jobs, func(a, b *jobState) int { return newestFirst(a.Job, b.Job) })
 	return s
 }

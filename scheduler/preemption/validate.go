@@ -19,6 +19,9 @@ func (v *View) Validate() error {
 	if err := finiteVec(v.Node.Free, true); err != nil {
 		return bad("node %q free: %v", v.Node.ID, err)
 	}
+	if err := finiteVec(v.Node.Reserved, false); err != nil {
+		return bad("node %q reserved: %v", v.Node.ID, err)
+	}
 	if err := finiteVec(v.Total, false); err != nil {
 		return bad("cluster total: %v", err)
 	}

@@ -35,6 +35,11 @@ type Node struct {
 	// included (they still hold their resources); it may be negative when
 	// the node is overcommitted.
 	Free scheduler.Resources
+	// Reserved is the part of Free and of the interrupting jobs' resources
+	// already promised to jobs that earlier preemptions on this node chose
+	// (the caller's reservations, see package actors): Preempt counts it
+	// as taken, as it does the jobs its own decisions start.
+	Reserved scheduler.Resources
 }
 
 // Job is one job running on the node.

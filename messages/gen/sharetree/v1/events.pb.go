@@ -23,6 +23,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// JobEndCause is why the scheduler ended a job early.
+type JobEndCause int32
+
+const (
+	// The job ended on its own, or was aborted for another reason (see
+	// JobEvent.reason).
+	JobEndCause_JOB_END_CAUSE_UNSPECIFIED JobEndCause = 0
+	// Interrupted to make room for a starving operation.
+	JobEndCause_JOB_END_CAUSE_PREEMPTION JobEndCause = 1
+	// Interrupted because its graceful operation used more than its fair
+	// share.
+	JobEndCause_JOB_END_CAUSE_GRACEFUL_PREEMPTION JobEndCause = 2
+)
+
+// Enum value maps for JobEndCause.
+var (
+	JobEndCause_name = map[int32]string{
+		0: "JOB_END_CAUSE_UNSPECIFIED",
+		1: "JOB_END_CAUSE_PREEMPTION",
+		2: "JOB_END_CAUSE_GRACEFUL_PREEMPTION",
+	}
+	JobEndCause_value = map[string]int32{
+		"JOB_END_CAUSE_UNSPECIFIED":         0,
+		"JOB_END_CAUSE_PREEMPTION":          1,
+		"JOB_END_CAUSE_GRACEFUL_PREEMPTION": 2,
+	}
+)
+
+func (x JobEndCause) Enum() *JobEndCause {
+	p := new(JobEndCause)
+	*p = x
+	return p
+}
+
+func (x JobEndCause) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobEndCause) Descriptor() protoreflect.EnumDescriptor {
+	return file_sharetree_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (JobEndCause) Type() protoreflect.EnumType {
+	return &file_sharetree_v1_events_proto_enumTypes[0]
+}
+
+func (x JobEndCause) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobEndCause.Descriptor instead.
+func (JobEndCause) EnumDescriptor() ([]byte, []int) {
+	return file_sharetree_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 // Event is published on sharetree.v1.events.<tree>.<kind> and kept in the
 // events stream. id is unique and stable, so consumers can drop duplicates.
 type Event struct {
@@ -339,8 +394,12 @@ type JobEvent struct {
 	State JobState `protobuf:"varint,4,opt,name=state,proto3,enum=sharetree.v1.JobState" json:"state,omitempty"`
 	// reason: why it failed or was aborted ("vanished", "operation aborted",
 	// "unknown to the scheduler", the process error, ...).
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	ExitCode      int32  `protobuf:"varint,6,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Reason   string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	ExitCode int32  `protobuf:"varint,6,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// cause: set on the finish of a job the scheduler interrupted, whether
+	// it exited within its timeout (COMPLETED, its work runs again) or was
+	// killed at the timeout (ABORTED).
+	Cause         JobEndCause `protobuf:"varint,7,opt,name=cause,proto3,enum=sharetree.v1.JobEndCause" json:"cause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,6 +474,13 @@ func (x *JobEvent) GetExitCode() int32 {
 		return x.ExitCode
 	}
 	return 0
+}
+
+func (x *JobEvent) GetCause() JobEndCause {
+	if x != nil {
+		return x.Cause
+	}
+	return JobEndCause_JOB_END_CAUSE_UNSPECIFIED
 }
 
 // ElementShare is one pool's or operation's shares in a snapshot.
@@ -858,14 +924,15 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\x05error\x18\x06 \x01(\v2\x13.sharetree.v1.ErrorR\x05error\"P\n" +
 	"\tJobEvents\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12*\n" +
-	"\x04jobs\x18\x02 \x03(\v2\x16.sharetree.v1.JobEventR\x04jobs\"\xc0\x01\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x16.sharetree.v1.JobEventR\x04jobs\"\xf1\x01\n" +
 	"\bJobEvent\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12!\n" +
 	"\foperation_id\x18\x02 \x01(\tR\voperationId\x12\x17\n" +
 	"\anode_id\x18\x03 \x01(\tR\x06nodeId\x12,\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x16.sharetree.v1.JobStateR\x05state\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x1b\n" +
-	"\texit_code\x18\x06 \x01(\x05R\bexitCode\"\xd2\x03\n" +
+	"\texit_code\x18\x06 \x01(\x05R\bexitCode\x12/\n" +
+	"\x05cause\x18\a \x01(\x0e2\x19.sharetree.v1.JobEndCauseR\x05cause\"\xd2\x03\n" +
 	"\fElementShare\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\tR\x06parent\x12\x12\n" +
@@ -906,7 +973,11 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"\bgraceful\x18\x04 \x01(\bR\bgraceful\x12(\n" +
 	"\x10for_operation_id\x18\x05 \x01(\tR\x0eforOperationId\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x123\n" +
-	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeoutBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout*q\n" +
+	"\vJobEndCause\x12\x1d\n" +
+	"\x19JOB_END_CAUSE_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18JOB_END_CAUSE_PREEMPTION\x10\x01\x12%\n" +
+	"!JOB_END_CAUSE_GRACEFUL_PREEMPTION\x10\x02BFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_events_proto_rawDescOnce sync.Once
@@ -920,42 +991,45 @@ func file_sharetree_v1_events_proto_rawDescGZIP() []byte {
 	return file_sharetree_v1_events_proto_rawDescData
 }
 
+var file_sharetree_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_sharetree_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_sharetree_v1_events_proto_goTypes = []any{
-	(*Event)(nil),                 // 0: sharetree.v1.Event
-	(*OperationEvent)(nil),        // 1: sharetree.v1.OperationEvent
-	(*JobEvents)(nil),             // 2: sharetree.v1.JobEvents
-	(*JobEvent)(nil),              // 3: sharetree.v1.JobEvent
-	(*ElementShare)(nil),          // 4: sharetree.v1.ElementShare
-	(*FairShareSnapshot)(nil),     // 5: sharetree.v1.FairShareSnapshot
-	(*StarvationEvent)(nil),       // 6: sharetree.v1.StarvationEvent
-	(*PreemptionEvent)(nil),       // 7: sharetree.v1.PreemptionEvent
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(OperationState)(0),           // 9: sharetree.v1.OperationState
-	(*Error)(nil),                 // 10: sharetree.v1.Error
-	(JobState)(0),                 // 11: sharetree.v1.JobState
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
+	(JobEndCause)(0),              // 0: sharetree.v1.JobEndCause
+	(*Event)(nil),                 // 1: sharetree.v1.Event
+	(*OperationEvent)(nil),        // 2: sharetree.v1.OperationEvent
+	(*JobEvents)(nil),             // 3: sharetree.v1.JobEvents
+	(*JobEvent)(nil),              // 4: sharetree.v1.JobEvent
+	(*ElementShare)(nil),          // 5: sharetree.v1.ElementShare
+	(*FairShareSnapshot)(nil),     // 6: sharetree.v1.FairShareSnapshot
+	(*StarvationEvent)(nil),       // 7: sharetree.v1.StarvationEvent
+	(*PreemptionEvent)(nil),       // 8: sharetree.v1.PreemptionEvent
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(OperationState)(0),           // 10: sharetree.v1.OperationState
+	(*Error)(nil),                 // 11: sharetree.v1.Error
+	(JobState)(0),                 // 12: sharetree.v1.JobState
+	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
 }
 var file_sharetree_v1_events_proto_depIdxs = []int32{
-	8,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
-	1,  // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
-	2,  // 2: sharetree.v1.Event.jobs:type_name -> sharetree.v1.JobEvents
-	7,  // 3: sharetree.v1.Event.preemption:type_name -> sharetree.v1.PreemptionEvent
-	5,  // 4: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
-	6,  // 5: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
-	9,  // 6: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
-	9,  // 7: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
-	10, // 8: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
-	3,  // 9: sharetree.v1.JobEvents.jobs:type_name -> sharetree.v1.JobEvent
-	11, // 10: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
-	4,  // 11: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
-	8,  // 12: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
-	12, // 13: sharetree.v1.PreemptionEvent.timeout:type_name -> google.protobuf.Duration
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	9,  // 0: sharetree.v1.Event.time:type_name -> google.protobuf.Timestamp
+	2,  // 1: sharetree.v1.Event.operation:type_name -> sharetree.v1.OperationEvent
+	3,  // 2: sharetree.v1.Event.jobs:type_name -> sharetree.v1.JobEvents
+	8,  // 3: sharetree.v1.Event.preemption:type_name -> sharetree.v1.PreemptionEvent
+	6,  // 4: sharetree.v1.Event.fair_share:type_name -> sharetree.v1.FairShareSnapshot
+	7,  // 5: sharetree.v1.Event.starvation:type_name -> sharetree.v1.StarvationEvent
+	10, // 6: sharetree.v1.OperationEvent.from:type_name -> sharetree.v1.OperationState
+	10, // 7: sharetree.v1.OperationEvent.to:type_name -> sharetree.v1.OperationState
+	11, // 8: sharetree.v1.OperationEvent.error:type_name -> sharetree.v1.Error
+	4,  // 9: sharetree.v1.JobEvents.jobs:type_name -> sharetree.v1.JobEvent
+	12, // 10: sharetree.v1.JobEvent.state:type_name -> sharetree.v1.JobState
+	0,  // 11: sharetree.v1.JobEvent.cause:type_name -> sharetree.v1.JobEndCause
+	5,  // 12: sharetree.v1.FairShareSnapshot.pools:type_name -> sharetree.v1.ElementShare
+	9,  // 13: sharetree.v1.StarvationEvent.below_fair_share_since:type_name -> google.protobuf.Timestamp
+	13, // 14: sharetree.v1.PreemptionEvent.timeout:type_name -> google.protobuf.Duration
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_events_proto_init() }
@@ -978,13 +1052,14 @@ func file_sharetree_v1_events_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_events_proto_rawDesc), len(file_sharetree_v1_events_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_sharetree_v1_events_proto_goTypes,
 		DependencyIndexes: file_sharetree_v1_events_proto_depIdxs,
+		EnumInfos:         file_sharetree_v1_events_proto_enumTypes,
 		MessageInfos:      file_sharetree_v1_events_proto_msgTypes,
 	}.Build()
 	File_sharetree_v1_events_proto = out.File
