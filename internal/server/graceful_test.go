@@ -13,6 +13,7 @@ import (
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 const gracefulTrees = `
@@ -83,6 +84,25 @@ func TestGracefulServiceScalesDownAndUpWithoutFailedRequests(t *testing.T) {
 	wg.Wait()
 	if s := cl.Stats(); s.Failed != 0 {
 		t.Errorf("client: %d requests failed (completed %d, retried %d), want none", s.Failed, s.Completed, s.Retried)
+	}
+	// Every interrupted instance drained and exited 0 (an instance whose
+	// drain fails exits non-zero).
+	jf, _ := subjects.EventsFilter("physical", subjects.EventJob)
+	var drained int
+	for _, ev := range c.events(t, jf) {
+		for _, j := range ev.GetJobs().GetJobs() {
+			if j.GetOperationId() != clique || j.GetState() == pb.JobState_JOB_STATE_RUNNING {
+				continue
+			}
+			if j.GetState() != pb.JobState_JOB_STATE_COMPLETED || j.GetExitCode() != 0 || j.GetCause() != pb.JobEndCause_JOB_END_CAUSE_GRACEFUL_PREEMPTION {
+				t.Errorf("instance %s ended %s, exit code %d, cause %s (%q); want completed, 0, graceful preemption",
+					j.GetJobId(), j.GetState(), j.GetExitCode(), j.GetCause(), j.GetReason())
+			}
+			drained++
+		}
+	}
+	if drained < 4 {
+		t.Errorf("%d instances ended, want >= 4", drained)
 	}
 	if _, err := c.client.Abort(ctx, clique, "test over"); err != nil {
 		t.Fatal(err)

@@ -25,8 +25,9 @@ trees:
 `
 
 // Each threshold changes whether a starving guaranteed operation gets its
-// cores back: the heavy operation in "other" uses 8 cores against a fair
-// share of 4 (the default thresholds make its newest 4 jobs preemptible).
+// cores back: the heavy operation in "other" (real processes) uses 8 cores
+// against a fair share of 4 (the default thresholds make its newest 4 jobs
+// preemptible).
 func TestPreemptionThresholdsChangeTheOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -48,7 +49,8 @@ func TestPreemptionThresholdsChangeTheOutcome(t *testing.T) {
 			doc := fmt.Sprintf(thresholdTrees, tc.config)
 			c := startClusterWith(t, doc, 2, scheduler.Resources{scheduler.CPU: 4, scheduler.UserSlots: 4}, nil)
 			ctx := context.Background()
-			heavy := c.submit(t, simulated("other", 100000, 1, time.Hour))
+			// Real processes that exit on the interruption signal.
+			heavy := c.submit(t, processSpec("other", 100, true))
 			testutil.WaitFor(t, 10*time.Second, "the heavy operation to fill the cluster", func() bool {
 				st, err := c.client.Get(ctx, heavy)
 				return err == nil && st.GetJobs().GetRunning() == 8
@@ -58,6 +60,11 @@ func TestPreemptionThresholdsChangeTheOutcome(t *testing.T) {
 				testutil.WaitFor(t, 20*time.Second, "the guaranteed operation to get its cores by preemption", func() bool {
 					st, err := c.client.Get(ctx, guaranteed)
 					return err == nil && st.GetJobs().GetRunning() >= 4
+				})
+				// The victims' processes got the signal and exited.
+				testutil.WaitFor(t, 10*time.Second, "four heavy jobs interrupted and completed", func() bool {
+					hs, err := c.client.Get(ctx, heavy)
+					return err == nil && hs.GetJobs().GetInterrupted() >= 4
 				})
 				return
 			}
