@@ -125,10 +125,10 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		}
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
+		// Every field of the record is written below (a reused record is
+		// not cleared first); its job classifications and integral
+		// attributes lend their memory.
 		jobs, integral := r.Jobs, r.Integral
-		if reuse {
-			*r = ElementResult{}
-		}
 		var st starvation
 		if e.kind == KindRoot {
 			r.FairShare = DetailedShare{
@@ -162,17 +162,21 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.BelowFairShareSince = st.since
 		r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
 		r.FifoIndex = int(e.fifoIndex)
+		r.LimitedDemandShare = Share{}
 		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
 		}
+		r.Parent = ""
 		if e.parent >= 0 {
 			r.Parent = t.names[e.parent]
 		}
-		if e.kind != KindOperation {
-			r.EffectiveStrongGuaranteeResources = pd.effectiveSG
-			r.TotalBurstRatio = pd.totalBurstRatio
-			r.TotalResourceFlowRatio = pd.totalFlowRatio
-		}
+		// pd is the zero poolData for an operation.
+		r.EffectiveStrongGuaranteeResources = pd.effectiveSG
+		r.TotalBurstRatio = pd.totalBurstRatio
+		r.TotalResourceFlowRatio = pd.totalFlowRatio
+		r.Integral = nil
+		r.Jobs = nil
+		r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
 		switch e.kind {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
