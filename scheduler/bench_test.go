@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -200,5 +201,64 @@ func BenchmarkUpdatePhases(b *testing.B) {
 	b.StopTimer()
 	for i, n := range names {
 		b.ReportMetric(float64(sums[i].Nanoseconds())/1e6/float64(b.N), n+"-ms")
+	}
+}
+
+// BenchmarkUpdateIntoChurn is BenchmarkUpdateInto where, between updates,
+// a fraction of the operations (1 % or 10 %, chosen by a seeded random
+// generator) change: an idle operation its demand, a busy one its usage
+// (so the mix of idle and busy operations stays that of the tree). The
+// structure is the same, so the Engine reuses it and keeps the elements
+// and functions of the operations that did not change (see opcache.go);
+// BenchmarkUpdateInto (nothing changes) flatters that, this does not. The
+// changes are made outside the timer, and cpu-ms/op counts the updates
+// only.
+func BenchmarkUpdateIntoChurn(b *testing.B) {
+	for _, size := range []struct{ pools, ops int }{
+		{100, 1000},
+		{1000, 10000},
+		{10000, 100000},
+	} {
+		for _, churn := range []int{1, 10} {
+			b.Run(fmt.Sprintf("pools=%d,ops=%d/churn=%d%%", size.pools, size.ops, churn), func(b *testing.B) {
+				snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+				prev.LastUpdate = snap.Now.Add(-time.Second)
+				rng := rand.New(rand.NewPCG(uint64(size.ops), uint64(churn)))
+				change := func() {
+					ops := snap.Operations
+					for range len(ops) * churn / 100 {
+						o := &ops[rng.IntN(len(ops))]
+						if o.Usage.IsZero() {
+							o.Demand = o.Demand.Scale(0.5 + rng.Float64()).Round()
+						} else {
+							o.Usage = o.Demand.Scale(0.1 + 0.9*rng.Float64()).Round()
+						}
+					}
+				}
+				var en Engine
+				var res Result
+				if err := en.UpdateInto(&res, snap, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+				elements := len(res.Elements)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var cpu int64
+				for range b.N {
+					b.StopTimer()
+					change()
+					b.StartTimer()
+					c := processCPU()
+					if err := en.UpdateInto(&res, snap, prev); err != nil {
+						b.Fatalf("UpdateInto: %v", err)
+					}
+					cpu += processCPU() - c
+				}
+				b.StopTimer()
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(elements), "elements")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
+			})
+		}
 	}
 }

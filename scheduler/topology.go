@@ -120,13 +120,20 @@ func (t *tree) rebuild(snap *Snapshot) error {
 			return err
 		}
 	}
-	n := len(t.el)
-	t.ws.reset(n)
-	clear(t.fnS)
 	clear(t.fnM)
 	clear(t.prevSince)
 	clear(t.vols)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
+	// Operations whose inputs did not change keep their elements and
+	// functions (see opcache.go); the pools' functions are built again.
+	keep := t.sameGlobals(&t.opG)
+	keepFn := keep && t.keepFunctions()
+	if !keep {
+		t.resetFunctions()
+	}
+	for _, i := range t.pools {
+		t.fnS[i] = nil
+	}
 	// The root's and the pools' elements keep their structure; everything
 	// else starts from zero, as build leaves it.
 	for _, i := range t.pools {
@@ -138,6 +145,6 @@ func (t *tree) rebuild(snap *Snapshot) error {
 		}
 	}
 	t.names[0] = RootID
-	t.fill(snap)
+	t.fill(snap, keep, keepFn)
 	return nil
 }

@@ -171,6 +171,13 @@ type tree struct {
 	nodeShapes         []nodeShape
 	// topo is the structure of the last tree built (see topology).
 	topo topology
+	// opIn and opG are the inputs the operations' elements were last
+	// filled from (see opcache.go); fnBase is the size of the arena of
+	// operations' functions after the update that last reset it (-1: not
+	// yet measured).
+	opIn   []opInputs
+	opG    opGlobals
+	fnBase int
 }
 
 // children returns the indices of e's children.
@@ -332,6 +339,8 @@ func (t *tree) build(snap *Snapshot) error {
 	t.names[0] = RootID
 	next := 1 // index of the next element
 	t.pools = append(t.pools, 0)
+	t.fnBase = -1
+	t.opIn = grow(t.opIn, no)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
@@ -387,39 +396,55 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	t.fill(snap)
+	t.fill(snap, false, false)
 	t.topo.record(snap)
 	return nil
 }
 
 // fill fills the operations' elements and the pools' attributes of a tree
-// whose structure is built, and prepares the operations.
-func (t *tree) fill(snap *Snapshot) {
+// whose structure is built, and prepares the operations. With keep, the
+// elements of the operations whose inputs are those they were last filled
+// from are kept (see opcache.go), with their functions when keepFn.
+func (t *tree) fill(snap *Snapshot, keep, keepFn bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
 	for oi := range snap.Operations {
+		o := &snap.Operations[oi]
+		in := &t.opIn[oi]
 		ps := t.opPool[oi]
 		parent := 0
 		if ps > 0 {
 			parent = t.poolElem[ps-1]
 		}
-		idx := t.opElem[oi]
-		e := &t.el[idx]
 		pe := &t.el[parent]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
-		t.initOperation(e, &snap.Operations[oi])
-		t.names[idx] = string(snap.Operations[oi].ID)
-		pe.opVaries |= e.varies
+		switch idx := t.opElem[oi]; {
+		case keep && in.same(o):
+			if !keepFn {
+				t.el[idx].sDone = false
+				t.fnS[idx] = nil
+			}
+		default:
+			e := &t.el[idx]
+			*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+			t.initOperation(e, o)
+			t.names[idx] = string(o.ID)
+			t.fnS[idx] = nil
+			in.set(o, e.varies)
+		}
+		pe.opVaries |= in.varies
 		if pe.opsSummed {
 			// A pool whose children are all operations, in input order
 			// (not fifo): its sum in their order, as poolAttributes
-			// would add them, while the operation is at hand.
+			// would add them, while the operation is at hand (the
+			// element's demand is max(demand, usage), its usage the
+			// operation's).
 			for r := range pe.demand {
-				pe.demand[r] += e.demand[r]
-				pe.usage[r] += e.usage[r]
+				pe.demand[r] += max(in.demand[r], in.usage[r])
+				pe.usage[r] += in.usage[r]
 			}
 		}
 	}
+	t.recordGlobals(&t.opG)
 	t.lz = grow(t.lz, len(t.pools))
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
