@@ -424,6 +424,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn bool) {
 				t.fnS[idx] = nil
 			}
 		default:
+			if keep {
+				t.lz[pe.ord].sumKept = false // see keptSum
+			}
 			e := &t.el[idx]
 			*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
 			t.initOperation(e, o)
@@ -446,6 +449,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn bool) {
 	}
 	t.recordGlobals(&t.opG)
 	t.lz = grow(t.lz, len(t.pools))
+	if !keepFn {
+		t.forgetSums()
+	}
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
 	// Pools' attributes sum their children's, so pools go bottom-up.
