@@ -22,10 +22,13 @@ import (
 // gangs): an input added to initOperation or buildOperation later must be
 // added there.
 //
-// Invariants, while the structure is valid (topology.valid):
+// Invariants, while the structure is valid (topology.valid) and opInOK:
 //   - t.opIn[oi] holds the inputs operation oi's element was last filled
-//     from, and t.opG the globals of that fill; fill refreshes both for
-//     every operation it fills.
+//     from, and t.opG the globals of that fill; a rebuild's fill refreshes
+//     both for every operation it fills. A full build records nothing
+//     (most full builds are followed by another, and recording costs a
+//     write per operation) and clears opInOK: the first update that
+//     reuses its structure fills every element and records them.
 //   - A kept element keeps its function when it has one (sDone, fnS):
 //     operations' functions live in the workspace's arena, which is then
 //     not reset between updates (see keepFunctions); when it is reset,

@@ -126,7 +126,7 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	t.prepareNodeShapes(snap.Cluster.Nodes)
 	// Operations whose inputs did not change keep their elements and
 	// functions (see opcache.go); the pools' functions are built again.
-	keep := t.sameGlobals(&t.opG)
+	keep := t.opInOK && t.sameGlobals(&t.opG)
 	keepFn := keep && t.keepFunctions()
 	if !keep {
 		t.resetFunctions()
@@ -145,6 +145,7 @@ func (t *tree) rebuild(snap *Snapshot) error {
 		}
 	}
 	t.names[0] = RootID
-	t.fill(snap, keep, keepFn)
+	t.fill(snap, keep, keepFn, true)
+	t.opInOK = true
 	return nil
 }

@@ -178,6 +178,9 @@ type tree struct {
 	opIn   []opInputs
 	opG    opGlobals
 	fnBase int
+	// opInOK: opIn and opG describe the operations' elements (the last
+	// fill was a rebuild's).
+	opInOK bool
 }
 
 // children returns the indices of e's children.
@@ -396,7 +399,8 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	t.fill(snap, false, false)
+	t.fill(snap, false, false, false)
+	t.opInOK = false
 	t.topo.record(snap)
 	return nil
 }
@@ -404,8 +408,10 @@ func (t *tree) build(snap *Snapshot) error {
 // fill fills the operations' elements and the pools' attributes of a tree
 // whose structure is built, and prepares the operations. With keep, the
 // elements of the operations whose inputs are those they were last filled
-// from are kept (see opcache.go), with their functions when keepFn.
-func (t *tree) fill(snap *Snapshot, keep, keepFn bool) {
+// from are kept (see opcache.go), with their functions when keepFn; with
+// record, the inputs of the elements filled are recorded for the next
+// update (a full build does not: its structure is seldom the next one's).
+func (t *tree) fill(snap *Snapshot, keep, keepFn, record bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
 	for oi := range snap.Operations {
@@ -417,33 +423,43 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn bool) {
 			parent = t.poolElem[ps-1]
 		}
 		pe := &t.el[parent]
-		switch idx := t.opElem[oi]; {
-		case keep && in.same(o):
+		idx := t.opElem[oi]
+		if keep && in.same(o) {
 			if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
 			}
-		default:
-			if keep {
-				t.lz[pe.ord].sumKept = false // see keptSum
+			pe.opVaries |= in.varies
+			if pe.opsSummed {
+				// As below, from the recorded inputs (the element's
+				// demand is max(demand, usage), its usage the
+				// operation's).
+				for r := range pe.demand {
+					pe.demand[r] += max(in.demand[r], in.usage[r])
+					pe.usage[r] += in.usage[r]
+				}
 			}
-			e := &t.el[idx]
-			*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
-			t.initOperation(e, o)
-			t.names[idx] = string(o.ID)
-			t.fnS[idx] = nil
+			continue
+		}
+		if keep {
+			t.lz[pe.ord].sumKept = false // see keptSum
+		}
+		e := &t.el[idx]
+		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		t.initOperation(e, o)
+		t.names[idx] = string(o.ID)
+		t.fnS[idx] = nil
+		if record {
 			in.set(o, e.varies)
 		}
-		pe.opVaries |= in.varies
+		pe.opVaries |= e.varies
 		if pe.opsSummed {
 			// A pool whose children are all operations, in input order
 			// (not fifo): its sum in their order, as poolAttributes
-			// would add them, while the operation is at hand (the
-			// element's demand is max(demand, usage), its usage the
-			// operation's).
+			// would add them, while the operation is at hand.
 			for r := range pe.demand {
-				pe.demand[r] += max(in.demand[r], in.usage[r])
-				pe.usage[r] += in.usage[r]
+				pe.demand[r] += e.demand[r]
+				pe.usage[r] += e.usage[r]
 			}
 		}
 	}
