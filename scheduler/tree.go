@@ -102,6 +102,19 @@ type element struct {
 	demand, usage, limits Resources
 }
 
+// poolSlot is what fill reads and sums about the root (slot 0) or pool i
+// (slot i+1) while it reads the operations: the pool's element index and
+// depth, whether it sums its operations' demand and usage (opsSummed), and
+// those sums and its operations' varies, copied into the pool's element
+// after the operations (a few hundred kilobytes of slots stay in cache,
+// where the pools' elements lie scattered over the tree).
+type poolSlot struct {
+	elem, depth   int32
+	summed        bool
+	varies        resourceSet
+	demand, usage Resources
+}
+
 // poolData is the part of the root's and the pools' elements that
 // operations do not have (tree.pd, by index in tree.pools).
 type poolData struct {
@@ -167,8 +180,11 @@ type tree struct {
 	opElem             []int
 	opFifo             []int // an operation's index in its fifo pool
 	poolElem           []int
-	scratchInts        []int
-	nodeShapes         []nodeShape
+	// slots holds, per pool slot, what fill needs about the pool (see
+	// poolSlot), so that filling an operation touches no pool element.
+	slots       []poolSlot
+	scratchInts []int
+	nodeShapes  []nodeShape
 	// topo is the structure of the last tree built (see topology).
 	topo topology
 	// opIn and opG are the inputs the operations' elements were last
@@ -337,6 +353,8 @@ func (t *tree) build(snap *Snapshot) error {
 	t.opElem = grow(t.opElem, no)
 	t.opFifo = grow(t.opFifo, no)
 	t.poolElem = grow(t.poolElem, np)
+	t.slots = grow(t.slots, np+1)
+	t.slots[0] = poolSlot{elem: 0, depth: 0}
 	clear(t.vols)
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
@@ -368,6 +386,7 @@ func (t *tree) build(snap *Snapshot) error {
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
@@ -414,53 +433,61 @@ func (t *tree) build(snap *Snapshot) error {
 func (t *tree) fill(snap *Snapshot, keep, keepFn, record bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
+	slots := t.slots[:len(t.pools)]
+	for k := range slots {
+		sl := &slots[k]
+		sl.varies, sl.demand, sl.usage = 0, Resources{}, Resources{}
+	}
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
 		in := &t.opIn[oi]
-		ps := t.opPool[oi]
-		parent := 0
-		if ps > 0 {
-			parent = t.poolElem[ps-1]
-		}
-		pe := &t.el[parent]
+		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
 		if keep && in.same(o) {
 			if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
 			}
-			pe.opVaries |= in.varies
-			if pe.opsSummed {
+			sl.varies |= in.varies
+			if sl.summed {
 				// As below, from the recorded inputs (the element's
 				// demand is max(demand, usage), its usage the
 				// operation's).
-				for r := range pe.demand {
-					pe.demand[r] += max(in.demand[r], in.usage[r])
-					pe.usage[r] += in.usage[r]
+				for r := range sl.demand {
+					sl.demand[r] += max(in.demand[r], in.usage[r])
+					sl.usage[r] += in.usage[r]
 				}
 			}
 			continue
 		}
 		if keep {
-			t.lz[pe.ord].sumKept = false // see keptSum
+			t.lz[t.el[sl.elem].ord].sumKept = false // see keptSum
 		}
 		e := &t.el[idx]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		*e = element{kind: KindOperation, parent: sl.elem, depth: sl.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
 		t.initOperation(e, o)
 		t.names[idx] = string(o.ID)
 		t.fnS[idx] = nil
 		if record {
 			in.set(o, e.varies)
 		}
-		pe.opVaries |= e.varies
-		if pe.opsSummed {
+		sl.varies |= e.varies
+		if sl.summed {
 			// A pool whose children are all operations, in input order
 			// (not fifo): its sum in their order, as poolAttributes
 			// would add them, while the operation is at hand.
-			for r := range pe.demand {
-				pe.demand[r] += e.demand[r]
-				pe.usage[r] += e.usage[r]
+			for r := range sl.demand {
+				sl.demand[r] += e.demand[r]
+				sl.usage[r] += e.usage[r]
 			}
+		}
+	}
+	for k := range slots {
+		sl := &slots[k]
+		pe := &t.el[sl.elem]
+		pe.opVaries = sl.varies
+		if sl.summed {
+			pe.demand, pe.usage = sl.demand, sl.usage
 		}
 	}
 	t.recordGlobals(&t.opG)
