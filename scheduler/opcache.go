@@ -36,6 +36,15 @@ import (
 //   - The fields the later steps write into an operation's element (fair
 //     share, suggestion scale, starvation settings) are written by them
 //     at every update before they are read, kept element or not.
+//   - A pool whose children are all operations keeps its children's sum
+//     (poolFn.sumKept, see keptSum) while every child keeps its element
+//     and function; fill clears the mark otherwise.
+//
+// Caveat: all of this needs the structure of the last update, which is
+// the whole list of operations. An operation that starts or finishes
+// between two updates changes it, and the next update is then a full
+// build that keeps nothing (and records nothing, see above); the update
+// after that fills every element once more before anything is kept.
 
 // opInputs are the inputs of an operation's element and functions.
 type opInputs struct {
