@@ -24,11 +24,10 @@ import (
 //
 // Invariants, while the structure is valid (topology.valid) and opInOK:
 //   - t.opIn[oi] holds the inputs operation oi's element was last filled
-//     from, and t.opG the globals of that fill; a rebuild's fill refreshes
-//     both for every operation it fills. A full build records nothing
-//     (most full builds are followed by another, and recording costs a
-//     write per operation) and clears opInOK: the first update that
-//     reuses its structure fills every element and records them.
+//     from, and t.opG the globals of that fill; every fill refreshes both
+//     for every operation it fills (a full build's included: recording
+//     costs a write per operation, but the next update, whose operation
+//     list usually differs, needs them, see reshape.go).
 //   - A kept element keeps its function when it has one (sDone, fnS):
 //     operations' functions live in the workspace's arena, which is then
 //     not reset between updates (see keepFunctions); when it is reset,
@@ -40,11 +39,12 @@ import (
 //     (poolFn.sumKept, see keptSum) while every child keeps its element
 //     and function; fill clears the mark otherwise.
 //
-// Caveat: all of this needs the structure of the last update, which is
-// the whole list of operations. An operation that starts or finishes
-// between two updates changes it, and the next update is then a full
-// build that keeps nothing (and records nothing, see above); the update
-// after that fills every element once more before anything is kept.
+// All of this needs the structure of the last update, which includes the
+// whole list of operations; an operation that starts or finishes between
+// two updates changes it. When only the operations changed (the pools are
+// the same), reshape.go lays the tree out again and moves the kept
+// elements, functions and sums there; when the pools changed, the update
+// is a full build that keeps nothing.
 
 // opInputs are the inputs of an operation's element and functions.
 type opInputs struct {

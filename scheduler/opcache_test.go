@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -24,7 +25,8 @@ func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 		return &s.Operations[rapid.IntRange(0, no-1).Draw(t, "op")]
 	}
 	kind := rapid.SampledFrom([]string{"same", "usage", "demand", "negzero", "limits", "job", "gang", "weight",
-		"tolerance", "timeout", "pending", "unschedulable", "jobs", "total", "nodes", "gangs", "snapshot"}).Draw(t, "inputs")
+		"tolerance", "timeout", "pending", "unschedulable", "jobs", "total", "nodes", "gangs", "snapshot",
+		"removeOps", "addOps", "removeOps", "addOps", "renameOp"}).Draw(t, "inputs")
 	if no == 0 && kind != "total" && kind != "nodes" && kind != "gangs" {
 		kind = "snapshot"
 	}
@@ -103,6 +105,30 @@ func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 		}
 	case "gangs":
 		s.Tree.EnableStepFunctionForGangOperations = !s.Tree.EnableStepFunctionForGangOperations
+	case "removeOps": // operations finish: the pools stay (see reshape)
+		for range rapid.IntRange(1, 3).Draw(t, "removed") {
+			if len(s.Operations) == 0 {
+				break
+			}
+			i := rapid.IntRange(0, len(s.Operations)-1).Draw(t, "remove")
+			s.Operations = slices.Delete(s.Operations, i, i+1)
+		}
+	case "addOps": // operations start, in existing pools or at the root
+		for k := range rapid.IntRange(1, 3).Draw(t, "added") {
+			o := s.Operations[rapid.IntRange(0, no-1).Draw(t, "template")]
+			o.ID = OperationID(fmt.Sprintf("new-%d-%d", s.Now.Unix(), k))
+			if len(s.Pools) > 0 && rapid.Bool().Draw(t, "otherPool") {
+				p := s.Pools[rapid.IntRange(0, len(s.Pools)-1).Draw(t, "pool")]
+				if !slices.ContainsFunc(s.Pools, func(q PoolConfig) bool { return q.Parent == p.Name }) {
+					o.Pool = p.Name
+				}
+			}
+			at := rapid.IntRange(0, len(s.Operations)).Draw(t, "at")
+			s.Operations = slices.Insert(s.Operations, at, o)
+		}
+	case "renameOp": // one operation finishes, another with its inputs takes its place
+		o := op()
+		o.ID = OperationID(fmt.Sprintf("%s-again-%d", o.ID, s.Now.Unix()))
 	case "snapshot":
 		s = varySnapshot(t, s)
 		s.Now = snap.Now.Add(time.Second)

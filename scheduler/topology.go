@@ -70,15 +70,8 @@ func (tp *topology) forget() {
 // matches reports whether snap has the structure t was last built with,
 // fifo orders included.
 func (tp *topology) matches(snap *Snapshot, t *tree) bool {
-	if !tp.valid || len(snap.Pools) != len(tp.pools) || len(snap.Operations) != len(tp.ops) {
+	if len(snap.Operations) != len(tp.ops) || !tp.poolsMatch(snap) {
 		return false
-	}
-	for i := range snap.Pools {
-		p, q := &snap.Pools[i], &tp.pools[i]
-		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
-			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
-			return false
-		}
 	}
 	for i := range snap.Operations {
 		o, q := &snap.Operations[i], &tp.ops[i]
@@ -100,6 +93,22 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 			if c := cmp(ops[k-1], ops[k]); c > 0 || c == 0 && ops[k-1] > ops[k] {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// poolsMatch reports whether snap's pools are those t was last built
+// with: names, parents, modes and fifo sort parameters, in the same order.
+func (tp *topology) poolsMatch(snap *Snapshot) bool {
+	if !tp.valid || len(snap.Pools) != len(tp.pools) {
+		return false
+	}
+	for i := range snap.Pools {
+		p, q := &snap.Pools[i], &tp.pools[i]
+		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
+			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
+			return false
 		}
 	}
 	return true
@@ -145,7 +154,7 @@ func (t *tree) rebuild(snap *Snapshot) error {
 		}
 	}
 	t.names[0] = RootID
-	t.fill(snap, keep, keepFn, true)
+	t.fill(snap, keep, keepFn, true, false)
 	t.opInOK = true
 	return nil
 }

@@ -194,9 +194,20 @@ type tree struct {
 	opIn   []opInputs
 	opG    opGlobals
 	fnBase int
-	// opInOK: opIn and opG describe the operations' elements (the last
-	// fill was a rebuild's).
+	// opInOK: opIn and opG describe the operations' elements (set by
+	// every fill; an update that fails before it leaves the structure
+	// invalid, or unchanged).
 	opInOK bool
+	// The last tree's elements, names, functions, children and inputs
+	// while reshape moves them, and each operation's element in them (-1:
+	// none), with the first element and count of each slot's operations.
+	elOld              []element
+	namesOld           []string
+	fnSOld             []vfunc
+	kidsOld            []int
+	opInOld            []opInputs
+	opOld, opOldSrc    []int32
+	oldFirst, oldCount []int32
 }
 
 // children returns the indices of e's children.
@@ -234,6 +245,9 @@ func (t *tree) build(snap *Snapshot) error {
 	np, no := len(snap.Pools), len(snap.Operations)
 	if t.topo.matches(snap, t) {
 		return t.rebuild(snap)
+	}
+	if t.reshape(snap) {
+		return nil
 	}
 	t.topo.valid = false
 
@@ -418,8 +432,8 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	t.fill(snap, false, false, false)
-	t.opInOK = false
+	t.fill(snap, false, false, true, false)
+	t.opInOK = true
 	t.topo.record(snap)
 	return nil
 }
@@ -429,8 +443,13 @@ func (t *tree) build(snap *Snapshot) error {
 // elements of the operations whose inputs are those they were last filled
 // from are kept (see opcache.go), with their functions when keepFn; with
 // record, the inputs of the elements filled are recorded for the next
-// update (a full build does not: its structure is seldom the next one's).
-func (t *tree) fill(snap *Snapshot, keep, keepFn, record bool) {
+// update.
+//
+// With moved (reshape), the operations that were in the last tree are
+// found at t.opOld in the last tree's elements (elOld, with their inputs in
+// opInOld at t.opOldSrc), and those whose inputs did not change are copied
+// from there (moveKept).
+func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
 	slots := t.slots[:len(t.pools)]
@@ -443,7 +462,24 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record bool) {
 		in := &t.opIn[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
-		if keep && in.same(o) {
+		if moved {
+			if old := t.opOld[oi]; old >= 0 {
+				// Kept: moved by moveKept (below), in the tree's
+				// order; its inputs are recorded here.
+				if pin := &t.opInOld[t.opOldSrc[oi]]; pin.same(o) {
+					*in = *pin
+					sl.varies |= in.varies
+					if sl.summed {
+						for r := range sl.demand {
+							sl.demand[r] += max(in.demand[r], in.usage[r])
+							sl.usage[r] += in.usage[r]
+						}
+					}
+					continue
+				}
+				t.opOld[oi] = -1
+			}
+		} else if keep && in.same(o) {
 			if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
@@ -481,6 +517,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record bool) {
 				sl.usage[r] += e.usage[r]
 			}
 		}
+	}
+	if moved {
+		t.moveKept(keepFn)
 	}
 	for k := range slots {
 		sl := &slots[k]
