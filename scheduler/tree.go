@@ -208,6 +208,10 @@ type tree struct {
 	opInOld            []opInputs
 	opOld, opOldSrc    []int32
 	oldFirst, oldCount []int32
+	// pooled: the tree of an engine the package-level Update borrows,
+	// which keeps nothing from one update to the next (see
+	// Engine.release), so its builds record nothing either.
+	pooled bool
 }
 
 // children returns the indices of e's children.
@@ -432,8 +436,8 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	t.fill(snap, false, false, true, false)
-	t.opInOK = true
+	t.fill(snap, false, false, !t.pooled, false)
+	t.opInOK = !t.pooled
 	t.topo.record(snap)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 // callers that update one tree repeatedly can keep their own Engine instead.
 func Update(snap *Snapshot, prev *State) (*Result, error) {
 	en := enginePool.Get().(*Engine)
+	en.t.pooled = true
 	res, err := en.Update(snap, prev)
 	en.release()
 	enginePool.Put(en)
