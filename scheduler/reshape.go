@@ -14,7 +14,9 @@ package scheduler
 // functions from the last tree instead of filling and building them (see
 // fill): those of the operations whose inputs are bitwise unchanged (see
 // opcache.go). A kept children's sum of such a pool (keptSum) moves with
-// it: its children are renumbered.
+// it: its children are renumbered. In a pool whose operations changed,
+// the operations that stay are found by id and moved too (the pool's sum
+// is built again).
 //
 // The last tree's elements, names, functions, children and inputs are kept
 // in second buffers (tree.elOld and the rest) while the new ones are
@@ -24,6 +26,10 @@ package scheduler
 // shortcut does not apply (pools changed, the operations' inputs are not
 // recorded, the cluster or the gang setting changed) or the snapshot is
 // invalid: a full build finds the same error, reported the same way.
+
+// matchAhead is how far ahead among a pool's last operations reshape
+// looks for an operation of a pool whose operations changed.
+const matchAhead = 8
 
 // reshape builds the tree for snap from the last tree, when it can.
 func (t *tree) reshape(snap *Snapshot) bool {
@@ -105,26 +111,39 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	}
 
 	// The operations of a slot whose list is the last tree's, in the same
-	// order, map to its last elements one to one; other slots' operations
-	// are filled, and their pools' kept sums dropped.
+	// order, map to its last elements one to one. In another slot each
+	// operation is looked for among the last ones by its id, in order, a
+	// few places ahead of the last one found (operations that stay keep
+	// their order: the input order, or the fifo order by unchanged keys;
+	// one not found is filled), and the pool's kept sum is dropped.
 	t.opOld = grow(t.opOld, no)
 	t.opOldSrc = grow(t.opOldSrc, no)
 	for s := range np + 1 {
 		ops := t.opList[t.opStart[s]:t.opStart[s+1]]
-		first := int(t.oldFirst[s])
-		same := len(ops) == int(t.oldCount[s])
+		first, cnt := int(t.oldFirst[s]), int(t.oldCount[s])
+		same := len(ops) == cnt
 		for k := 0; same && k < len(ops); k++ {
 			same = t.names[first+k] == string(snap.Operations[ops[k]].ID)
 		}
-		for k, oi := range ops {
-			t.opOld[oi] = -1
-			if same {
+		if same {
+			for k, oi := range ops {
 				t.opOld[oi] = int32(first + k)
 				t.opOldSrc[oi] = t.el[first+k].src
 			}
+			continue
 		}
-		if !same {
-			t.lz[t.el[t.slots[s].elem].ord].sumKept = false
+		t.lz[t.el[t.slots[s].elem].ord].sumKept = false
+		p := 0 // the next last operation to look at
+		for _, oi := range ops {
+			t.opOld[oi] = -1
+			id := string(snap.Operations[oi].ID)
+			for d := 0; d < matchAhead && p+d < cnt; d++ {
+				if j := first + p + d; t.names[j] == id {
+					t.opOld[oi], t.opOldSrc[oi] = int32(j), t.el[j].src
+					p += d + 1
+					break
+				}
+			}
 		}
 	}
 
@@ -209,8 +228,9 @@ func (t *tree) reshape(snap *Snapshot) bool {
 
 // moveKept copies the elements, names and functions of the operations fill
 // kept (t.opOld >= 0) from the last tree, pool by pool in the tree's order
-// (a slot's operations are contiguous in both trees, in the same order, so
-// both are read and written in order).
+// (a slot's operations are contiguous in both trees, mostly in the same
+// order, so both are read and written in order), at their new position
+// among the pool's operations.
 func (t *tree) moveKept(keepFn bool) {
 	for s := range t.slots[:len(t.pools)] {
 		pe := &t.el[t.slots[s].elem]
@@ -227,7 +247,7 @@ func (t *tree) moveKept(keepFn bool) {
 			idx := first + k
 			e := &t.el[idx]
 			*e = t.elOld[old]
-			e.parent, e.src = t.slots[s].elem, int32(oi)
+			e.parent, e.src, e.fifoIndex = t.slots[s].elem, int32(oi), int32(k)
 			t.names[idx] = t.namesOld[old]
 			t.fnS[idx] = t.fnSOld[old]
 			if !keepFn {
