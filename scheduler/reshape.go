@@ -170,6 +170,11 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	t.opElem = grow(t.opElem, no)
 	t.opFifo = grow(t.opFifo, no)
 	t.opIn = grow(t.opIn, no)
+	t.moveFrom = grow(t.moveFrom, n)
+	t.moveSrc = grow(t.moveSrc, n)
+	for i := range t.moveFrom {
+		t.moveFrom[i] = -1
+	}
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
 	t.pools = append(t.pools, 0)
@@ -227,33 +232,25 @@ func (t *tree) reshape(snap *Snapshot) bool {
 }
 
 // moveKept copies the elements, names and functions of the operations fill
-// kept (t.opOld >= 0) from the last tree, pool by pool in the tree's order
-// (a slot's operations are contiguous in both trees, mostly in the same
-// order, so both are read and written in order), at their new position
-// among the pool's operations.
+// kept from the last tree (t.moveFrom[idx] is the last element of the
+// operation now at idx, -1 for the others), in the new tree's order (a
+// pool's operations are contiguous in both trees, mostly in the same
+// order, so both are read and written nearly in order), at the
+// operation's new position among its pool's operations.
 func (t *tree) moveKept(keepFn bool) {
-	for s := range t.slots[:len(t.pools)] {
-		pe := &t.el[t.slots[s].elem]
-		ops := t.opList[t.opStart[s]:t.opStart[s+1]]
-		if len(ops) == 0 {
+	for idx, old := range t.moveFrom {
+		if old < 0 {
 			continue
 		}
-		first := t.kids[int(pe.kidLo+pe.poolKids)]
-		for k, oi := range ops {
-			old := t.opOld[oi]
-			if old < 0 {
-				continue
-			}
-			idx := first + k
-			e := &t.el[idx]
-			*e = t.elOld[old]
-			e.parent, e.src, e.fifoIndex = t.slots[s].elem, int32(oi), int32(k)
-			t.names[idx] = t.namesOld[old]
-			t.fnS[idx] = t.fnSOld[old]
-			if !keepFn {
-				e.sDone = false
-				t.fnS[idx] = nil
-			}
+		oi := int(t.moveSrc[idx])
+		e := &t.el[idx]
+		*e = t.elOld[old]
+		e.parent, e.src, e.fifoIndex = t.slots[t.opPool[oi]].elem, int32(oi), int32(t.opFifo[oi])
+		t.names[idx] = t.namesOld[old]
+		t.fnS[idx] = t.fnSOld[old]
+		if !keepFn {
+			e.sDone = false
+			t.fnS[idx] = nil
 		}
 	}
 }

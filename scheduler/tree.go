@@ -208,6 +208,9 @@ type tree struct {
 	opInOld            []opInputs
 	opOld, opOldSrc    []int32
 	oldFirst, oldCount []int32
+	// moveFrom and moveSrc: for each new element, the last tree's element
+	// moveKept copies there (-1: none) and the operation's index.
+	moveFrom, moveSrc []int32
 	// pooled: the tree of an engine the package-level Update borrows,
 	// which keeps nothing from one update to the next (see
 	// Engine.release), so its builds record nothing either.
@@ -471,6 +474,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 				// Kept: moved by moveKept (below), in the tree's
 				// order; its inputs are recorded here.
 				if pin := &t.opInOld[t.opOldSrc[oi]]; pin.same(o) {
+					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
 					*in = *pin
 					sl.varies |= in.varies
 					if sl.summed {
@@ -481,7 +485,6 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 					}
 					continue
 				}
-				t.opOld[oi] = -1
 			}
 		} else if keep && in.same(o) {
 			if !keepFn {
