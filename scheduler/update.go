@@ -126,8 +126,8 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		}
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
-		// Every field of the record is written below (a reused record is
-		// not cleared first); its job classifications and integral
+		// Every field of a reused record is written below (it is not
+		// cleared first); its job classifications and integral
 		// attributes lend their memory.
 		jobs, integral := r.Jobs, r.Integral
 		var st starvation
@@ -163,21 +163,26 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.BelowFairShareSince = st.since
 		r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
 		r.FifoIndex = int(e.fifoIndex)
-		r.LimitedDemandShare = Share{}
+		if reuse {
+			// What the record may hold from before and the rest of
+			// this pass does not always write (a new record is zero).
+			r.LimitedDemandShare, r.Parent = Share{}, ""
+			r.EffectiveStrongGuaranteeResources = Resources{}
+			r.TotalBurstRatio, r.TotalResourceFlowRatio = 0, 0
+			r.Integral, r.Jobs = nil, nil
+			r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
+		}
 		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
 		}
-		r.Parent = ""
 		if e.parent >= 0 {
 			r.Parent = t.names[e.parent]
 		}
-		// pd is the zero poolData for an operation.
-		r.EffectiveStrongGuaranteeResources = pd.effectiveSG
-		r.TotalBurstRatio = pd.totalBurstRatio
-		r.TotalResourceFlowRatio = pd.totalFlowRatio
-		r.Integral = nil
-		r.Jobs = nil
-		r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
+		if e.kind != KindOperation {
+			r.EffectiveStrongGuaranteeResources = pd.effectiveSG
+			r.TotalBurstRatio = pd.totalBurstRatio
+			r.TotalResourceFlowRatio = pd.totalFlowRatio
+		}
 		switch e.kind {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
