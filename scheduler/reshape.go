@@ -18,9 +18,9 @@ package scheduler
 // the operations that stay are found by id and moved too (the pool's sum
 // is built again).
 //
-// The last tree's elements, names, functions, children and inputs are kept
-// in second buffers (tree.elOld and the rest) while the new ones are
-// written: an Engine holds two element stores.
+// The last tree's elements, names, functions and inputs are kept in second
+// buffers (tree.elOld and the rest) while the new ones are written: an
+// Engine holds two element stores.
 //
 // reshape reports false, leaving build to do a full build, whenever the
 // shortcut does not apply (pools changed, the operations' inputs are not
@@ -147,12 +147,11 @@ func (t *tree) reshape(snap *Snapshot) bool {
 		}
 	}
 
-	// The last tree moves to the second buffers; the new one is laid out
-	// as build lays it out.
+	// The last tree moves to the second buffers (its children lists are
+	// read no more); the new one is laid out as build lays it out.
 	t.el, t.elOld = t.elOld, t.el
 	t.names, t.namesOld = t.namesOld, t.names
 	t.fnS, t.fnSOld = t.fnSOld, t.fnS
-	t.kids, t.kidsOld = t.kidsOld, t.kids
 	t.opIn, t.opInOld = t.opInOld, t.opIn
 	keepFn := t.keepFunctions()
 	n := 1 + np + no

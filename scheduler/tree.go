@@ -198,13 +198,13 @@ type tree struct {
 	// every fill; an update that fails before it leaves the structure
 	// invalid, or unchanged).
 	opInOK bool
-	// The last tree's elements, names, functions, children and inputs
-	// while reshape moves them, and each operation's element in them (-1:
-	// none), with the first element and count of each slot's operations.
+	// The last tree's elements, names, functions and inputs while reshape
+	// moves them, and each operation's element in them (-1: none) and its
+	// index in the last snapshot, with the first element and count of
+	// each slot's operations.
 	elOld              []element
 	namesOld           []string
 	fnSOld             []vfunc
-	kidsOld            []int
 	opInOld            []opInputs
 	opOld, opOldSrc    []int32
 	oldFirst, oldCount []int32
