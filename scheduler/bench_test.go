@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -99,8 +100,10 @@ func BenchmarkUpdateInto(b *testing.B) {
 
 // BenchmarkUpdateIntoChanged is BenchmarkUpdateInto where every update's
 // structure differs from the last one's (the updates alternate between the
-// tree and the tree without its last operation), so the Engine builds the
-// structure every time, after comparing it in full with the last one.
+// tree and the tree without its last operation), so the Engine cannot
+// reuse the structure: it lays the tree out again every time, moving the
+// operations of the pools whose operations did not change (see
+// reshape.go).
 func BenchmarkUpdateIntoChanged(b *testing.B) {
 	benchmarkUpdateInto(b, true)
 }
@@ -122,6 +125,13 @@ func benchmarkUpdateInto(b *testing.B, changed bool) {
 			}
 			var en Engine
 			var res Result
+			// One update of each snapshot before the timer (the second
+			// allocates the Engine's second buffers, see reshape.go).
+			for _, s := range snaps {
+				if err := en.UpdateInto(&res, s, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+			}
 			if err := en.UpdateInto(&res, snap, prev); err != nil {
 				b.Fatalf("UpdateInto: %v", err)
 			}
@@ -200,5 +210,108 @@ func BenchmarkUpdatePhases(b *testing.B) {
 	b.StopTimer()
 	for i, n := range names {
 		b.ReportMetric(float64(sums[i].Nanoseconds())/1e6/float64(b.N), n+"-ms")
+	}
+}
+
+// BenchmarkUpdateIntoChurn is BenchmarkUpdateInto where, between updates,
+// a fraction of the operations (1 % or 10 %, chosen by a seeded random
+// generator) change: an idle operation its demand, a busy one its usage
+// (so the mix of idle and busy operations stays that of the tree). With
+// starts, some operations also finish (0.1 % of them, anywhere in the
+// list) and as many new idle ones start (at the end of the list, in
+// random pools), so the operation list — the structure — changes at
+// every update, as it does in a busy cluster. Without starts the Engine
+// reuses the structure and keeps the elements and functions of the
+// operations that did not change (see opcache.go); with them it lays the
+// tree out again and moves them (see reshape.go). BenchmarkUpdateInto
+// (nothing changes) flatters that, this does not. The changes are made
+// outside the timer, and cpu-ms/op counts the updates only.
+func BenchmarkUpdateIntoChurn(b *testing.B) {
+	for _, size := range []struct{ pools, ops int }{
+		{100, 1000},
+		{1000, 10000},
+		{10000, 100000},
+	} {
+		for _, c := range []struct {
+			name          string
+			churn, starts float64 // fractions of the operations
+		}{
+			{"churn=1%", 0.01, 0},
+			{"churn=10%", 0.1, 0},
+			{"churn=1%,starts=0.1%", 0.01, 0.001},
+			{"churn=10%,starts=1%", 0.1, 0.01},
+		} {
+			b.Run(fmt.Sprintf("pools=%d,ops=%d/%s", size.pools, size.ops, c.name), func(b *testing.B) {
+				snap, prev := genSnapshot(benchParams(size.pools, size.ops))
+				prev.LastUpdate = snap.Now.Add(-time.Second)
+				rng := rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6)))
+				started := 0
+				change := func() {
+					ops := snap.Operations
+					for range int(float64(len(ops)) * c.churn) {
+						o := &ops[rng.IntN(len(ops))]
+						if o.Usage.IsZero() {
+							o.Demand = o.Demand.Scale(0.5 + rng.Float64()).Round()
+						} else {
+							o.Usage = o.Demand.Scale(0.1 + 0.9*rng.Float64()).Round()
+						}
+					}
+					n := int(float64(len(ops)) * c.starts)
+					if n == 0 {
+						return
+					}
+					finished := make(map[int]bool, n)
+					for len(finished) < n {
+						finished[rng.IntN(len(ops))] = true
+					}
+					kept := ops[:0]
+					for i := range ops {
+						if !finished[i] {
+							kept = append(kept, ops[i])
+						}
+					}
+					for range n {
+						o := kept[rng.IntN(len(kept))]
+						started++
+						o.ID = OperationID(fmt.Sprintf("started%07d", started))
+						o.Pool = snap.Pools[rng.IntN(len(snap.Pools))].Name
+						o.Usage, o.Jobs, o.StartTime = Resources{}, nil, snap.Now
+						kept = append(kept, o)
+					}
+					snap.Operations = kept
+				}
+				var en Engine
+				var res Result
+				// The first update builds the tree, the second is the
+				// first with changes (it allocates the Engine's second
+				// buffers when the operations change, see reshape.go).
+				for k := range 2 {
+					if k > 0 {
+						change()
+					}
+					if err := en.UpdateInto(&res, snap, prev); err != nil {
+						b.Fatalf("UpdateInto: %v", err)
+					}
+				}
+				elements := len(res.Elements)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var cpu int64
+				for range b.N {
+					b.StopTimer()
+					change()
+					b.StartTimer()
+					cpu0 := processCPU()
+					if err := en.UpdateInto(&res, snap, prev); err != nil {
+						b.Fatalf("UpdateInto: %v", err)
+					}
+					cpu += processCPU() - cpu0
+				}
+				b.StopTimer()
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(elements), "elements")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
+			})
+		}
 	}
 }

@@ -31,5 +31,9 @@
 //
 // An [Engine] runs the same update and keeps its working memory between
 // calls; [Update] borrows one from a pool. Either way the Result shares no
-// memory with the engine.
+// memory with the engine. An Engine whose next snapshot has the structure
+// of its last one (topology.go) also keeps what depends only on inputs
+// that are bitwise unchanged: operations' elements and functions, and the
+// children's sums of pools whose children are all such operations
+// (opcache.go); the results are those of a fresh update, bit for bit.
 package scheduler

@@ -59,6 +59,7 @@ func sameMap[K comparable, V any](a, b map[K]V) bool {
 func (en *Engine) release() {
 	t := &en.t
 	clear(t.names)
+	clear(t.namesOld)
 	clear(t.poolIdx)
 	t.opIdx.reset(0)
 	t.topo.forget()

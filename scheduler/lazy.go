@@ -45,6 +45,10 @@ type poolFn struct {
 	// mFinal and sFinal are the numbers of leading points of m and s that
 	// building from more of F keeps (all of them once the element's sDone).
 	mFinal, sFinal int
+	// sumKept: sum holds a sweep of F from the pool's children as they
+	// are now (a pool whose children are all operations, see keptSum),
+	// which startF continues instead of starting again.
+	sumKept bool
 }
 
 // initPool prepares pool (or root) i: its functions will be built on
@@ -187,6 +191,10 @@ func (t *tree) extend(i, need int) {
 func (t *tree) startF(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
+	if lz.sumKept {
+		return // see keptSum
+	}
+	defer t.keptSum(i)
 	kids := t.children(e)
 	s := &lz.sum
 	s.reset(t)

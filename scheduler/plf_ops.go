@@ -399,6 +399,9 @@ type childSum struct {
 	fDone bool
 	base  Share
 	next  int
+	// n0 is, once a sweep of several children is complete, the number of
+	// points it emitted before the trailing one at 1 (see run).
+	n0 int
 }
 
 // sumChild is one sloped child of a childSum.
@@ -491,7 +494,17 @@ func (s *childSum) start(dst vfunc, base Share) {
 
 // run continues the sum until it has target points (target > 0) or is
 // complete, and returns it as sum does.
+//
+// A sweep of several children emits exactly one point per group of
+// breakpoints, and stops at the first check where it has target points
+// (completing only when its last group gives the target-th point), so a
+// sweep that already went further answers with its first target points as
+// the shorter sweep would have left them: a sum kept from an earlier
+// update (see opcache.go) serves any target exactly as a new one would.
 func (s *childSum) run(target int) (f vfunc, final int, done bool) {
+	if len(s.ch) >= 2 && target > 0 && (s.fDone && target < s.n0 || !s.fDone && target <= len(s.out)) {
+		return s.out[:target], target, false
+	}
 	switch {
 	case s.fDone:
 	case len(s.ch) == 1:
@@ -582,6 +595,7 @@ func (s *childSum) sweep(target int) {
 		}
 		s.finish(x)
 	}
+	s.n0 = len(s.out)
 	if last := s.out[len(s.out)-1]; last.x < 1 {
 		// The sweep left out trailing flat breakpoints: the sum stays at
 		// its last value up to 1.

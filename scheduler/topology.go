@@ -70,15 +70,8 @@ func (tp *topology) forget() {
 // matches reports whether snap has the structure t was last built with,
 // fifo orders included.
 func (tp *topology) matches(snap *Snapshot, t *tree) bool {
-	if !tp.valid || len(snap.Pools) != len(tp.pools) || len(snap.Operations) != len(tp.ops) {
+	if len(snap.Operations) != len(tp.ops) || !tp.poolsMatch(snap) {
 		return false
-	}
-	for i := range snap.Pools {
-		p, q := &snap.Pools[i], &tp.pools[i]
-		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
-			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
-			return false
-		}
 	}
 	for i := range snap.Operations {
 		o, q := &snap.Operations[i], &tp.ops[i]
@@ -105,6 +98,22 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 	return true
 }
 
+// poolsMatch reports whether snap's pools are those t was last built
+// with: names, parents, modes and fifo sort parameters, in the same order.
+func (tp *topology) poolsMatch(snap *Snapshot) bool {
+	if !tp.valid || len(snap.Pools) != len(tp.pools) {
+		return false
+	}
+	for i := range snap.Pools {
+		p, q := &snap.Pools[i], &tp.pools[i]
+		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
+			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
+			return false
+		}
+	}
+	return true
+}
+
 // rebuild is build for a snapshot whose structure matches the last tree
 // built: the values are validated and re-read, the structure is kept.
 // Errors are those build reports for the same snapshot (with a valid
@@ -120,13 +129,20 @@ func (t *tree) rebuild(snap *Snapshot) error {
 			return err
 		}
 	}
-	n := len(t.el)
-	t.ws.reset(n)
-	clear(t.fnS)
 	clear(t.fnM)
 	clear(t.prevSince)
 	clear(t.vols)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
+	// Operations whose inputs did not change keep their elements and
+	// functions (see opcache.go); the pools' functions are built again.
+	keep := t.opInOK && t.sameGlobals(&t.opG)
+	keepFn := keep && t.keepFunctions()
+	if !keep {
+		t.resetFunctions()
+	}
+	for _, i := range t.pools {
+		t.fnS[i] = nil
+	}
 	// The root's and the pools' elements keep their structure; everything
 	// else starts from zero, as build leaves it.
 	for _, i := range t.pools {
@@ -138,6 +154,7 @@ func (t *tree) rebuild(snap *Snapshot) error {
 		}
 	}
 	t.names[0] = RootID
-	t.fill(snap)
+	t.fill(snap, keep, keepFn, true, false)
+	t.opInOK = true
 	return nil
 }

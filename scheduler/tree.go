@@ -102,6 +102,19 @@ type element struct {
 	demand, usage, limits Resources
 }
 
+// poolSlot is what fill reads and sums about the root (slot 0) or pool i
+// (slot i+1) while it reads the operations: the pool's element index and
+// depth, whether it sums its operations' demand and usage (opsSummed), and
+// those sums and its operations' varies, copied into the pool's element
+// after the operations (a few hundred kilobytes of slots stay in cache,
+// where the pools' elements lie scattered over the tree).
+type poolSlot struct {
+	elem, depth   int32
+	summed        bool
+	varies        resourceSet
+	demand, usage Resources
+}
+
 // poolData is the part of the root's and the pools' elements that
 // operations do not have (tree.pd, by index in tree.pools).
 type poolData struct {
@@ -167,10 +180,41 @@ type tree struct {
 	opElem             []int
 	opFifo             []int // an operation's index in its fifo pool
 	poolElem           []int
-	scratchInts        []int
-	nodeShapes         []nodeShape
+	// slots holds, per pool slot, what fill needs about the pool (see
+	// poolSlot), so that filling an operation touches no pool element.
+	slots       []poolSlot
+	scratchInts []int
+	nodeShapes  []nodeShape
 	// topo is the structure of the last tree built (see topology).
 	topo topology
+	// opIn and opG are the inputs the operations' elements were last
+	// filled from (see opcache.go); fnBase is the size of the arena of
+	// operations' functions after the update that last reset it (-1: not
+	// yet measured).
+	opIn   []opInputs
+	opG    opGlobals
+	fnBase int
+	// opInOK: opIn and opG describe the operations' elements (set by
+	// every fill; an update that fails before it leaves the structure
+	// invalid, or unchanged).
+	opInOK bool
+	// The last tree's elements, names, functions and inputs while reshape
+	// moves them, and each operation's element in them (-1: none) and its
+	// index in the last snapshot, with the first element and count of
+	// each slot's operations.
+	elOld              []element
+	namesOld           []string
+	fnSOld             []vfunc
+	opInOld            []opInputs
+	opOld, opOldSrc    []int32
+	oldFirst, oldCount []int32
+	// moveFrom and moveSrc: for each new element, the last tree's element
+	// moveKept copies there (-1: none) and the operation's index.
+	moveFrom, moveSrc []int32
+	// pooled: the tree of an engine the package-level Update borrows,
+	// which keeps nothing from one update to the next (see
+	// Engine.release), so its builds record nothing either.
+	pooled bool
 }
 
 // children returns the indices of e's children.
@@ -208,6 +252,9 @@ func (t *tree) build(snap *Snapshot) error {
 	np, no := len(snap.Pools), len(snap.Operations)
 	if t.topo.matches(snap, t) {
 		return t.rebuild(snap)
+	}
+	if t.reshape(snap) {
+		return nil
 	}
 	t.topo.valid = false
 
@@ -327,11 +374,15 @@ func (t *tree) build(snap *Snapshot) error {
 	t.opElem = grow(t.opElem, no)
 	t.opFifo = grow(t.opFifo, no)
 	t.poolElem = grow(t.poolElem, np)
+	t.slots = grow(t.slots, np+1)
+	t.slots[0] = poolSlot{elem: 0, depth: 0}
 	clear(t.vols)
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
 	next := 1 // index of the next element
 	t.pools = append(t.pools, 0)
+	t.fnBase = -1
+	t.opIn = grow(t.opIn, no)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
 	var add func(parent, key int, mode Mode, depth int) error
 	add = func(parent, key int, mode Mode, depth int) error {
@@ -356,6 +407,7 @@ func (t *tree) build(snap *Snapshot) error {
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
 			t.poolElem[pi] = idx
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
@@ -387,40 +439,108 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
-	t.fill(snap)
+	t.fill(snap, false, false, !t.pooled, false)
+	t.opInOK = !t.pooled
 	t.topo.record(snap)
 	return nil
 }
 
 // fill fills the operations' elements and the pools' attributes of a tree
-// whose structure is built, and prepares the operations.
-func (t *tree) fill(snap *Snapshot) {
+// whose structure is built, and prepares the operations. With keep, the
+// elements of the operations whose inputs are those they were last filled
+// from are kept (see opcache.go), with their functions when keepFn; with
+// record, the inputs of the elements filled are recorded for the next
+// update.
+//
+// With moved (reshape), the operations that were in the last tree are
+// found at t.opOld in the last tree's elements (elOld, with their inputs in
+// opInOld at t.opOldSrc), and those whose inputs did not change are copied
+// from there (moveKept).
+func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
+	slots := t.slots[:len(t.pools)]
+	for k := range slots {
+		sl := &slots[k]
+		sl.varies, sl.demand, sl.usage = 0, Resources{}, Resources{}
+	}
 	for oi := range snap.Operations {
-		ps := t.opPool[oi]
-		parent := 0
-		if ps > 0 {
-			parent = t.poolElem[ps-1]
-		}
+		o := &snap.Operations[oi]
+		in := &t.opIn[oi]
+		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
+		if moved {
+			if old := t.opOld[oi]; old >= 0 {
+				// Kept: moved by moveKept (below), in the tree's
+				// order; its inputs are recorded here.
+				if pin := &t.opInOld[t.opOldSrc[oi]]; pin.same(o) {
+					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
+					*in = *pin
+					sl.varies |= in.varies
+					if sl.summed {
+						for r := range sl.demand {
+							sl.demand[r] += max(in.demand[r], in.usage[r])
+							sl.usage[r] += in.usage[r]
+						}
+					}
+					continue
+				}
+			}
+		} else if keep && in.same(o) {
+			if !keepFn {
+				t.el[idx].sDone = false
+				t.fnS[idx] = nil
+			}
+			sl.varies |= in.varies
+			if sl.summed {
+				// As below, from the recorded inputs (the element's
+				// demand is max(demand, usage), its usage the
+				// operation's).
+				for r := range sl.demand {
+					sl.demand[r] += max(in.demand[r], in.usage[r])
+					sl.usage[r] += in.usage[r]
+				}
+			}
+			continue
+		}
+		if keep {
+			t.lz[t.el[sl.elem].ord].sumKept = false // see keptSum
+		}
 		e := &t.el[idx]
-		pe := &t.el[parent]
-		*e = element{kind: KindOperation, parent: int32(parent), depth: pe.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
-		t.initOperation(e, &snap.Operations[oi])
-		t.names[idx] = string(snap.Operations[oi].ID)
-		pe.opVaries |= e.varies
-		if pe.opsSummed {
+		*e = element{kind: KindOperation, parent: sl.elem, depth: sl.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		t.initOperation(e, o)
+		t.names[idx] = string(o.ID)
+		t.fnS[idx] = nil
+		if record {
+			in.set(o, e.varies)
+		}
+		sl.varies |= e.varies
+		if sl.summed {
 			// A pool whose children are all operations, in input order
 			// (not fifo): its sum in their order, as poolAttributes
 			// would add them, while the operation is at hand.
-			for r := range pe.demand {
-				pe.demand[r] += e.demand[r]
-				pe.usage[r] += e.usage[r]
+			for r := range sl.demand {
+				sl.demand[r] += e.demand[r]
+				sl.usage[r] += e.usage[r]
 			}
 		}
 	}
+	if moved {
+		t.moveKept(keepFn)
+	}
+	for k := range slots {
+		sl := &slots[k]
+		pe := &t.el[sl.elem]
+		pe.opVaries = sl.varies
+		if sl.summed {
+			pe.demand, pe.usage = sl.demand, sl.usage
+		}
+	}
+	t.recordGlobals(&t.opG)
 	t.lz = grow(t.lz, len(t.pools))
+	if !keepFn {
+		t.forgetSums()
+	}
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
 	// Pools' attributes sum their children's, so pools go bottom-up.

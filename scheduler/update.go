@@ -15,6 +15,7 @@ import (
 // callers that update one tree repeatedly can keep their own Engine instead.
 func Update(snap *Snapshot, prev *State) (*Result, error) {
 	en := enginePool.Get().(*Engine)
+	en.t.pooled = true
 	res, err := en.Update(snap, prev)
 	en.release()
 	enginePool.Put(en)
@@ -125,10 +126,10 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		}
 		t.inheritStarvationSettings(i)
 		r := &res.Elements[i]
+		// Every field of a reused record is written below (it is not
+		// cleared first); its job classifications and integral
+		// attributes lend their memory.
 		jobs, integral := r.Jobs, r.Integral
-		if reuse {
-			*r = ElementResult{}
-		}
 		var st starvation
 		if e.kind == KindRoot {
 			r.FairShare = DetailedShare{
@@ -162,6 +163,15 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.BelowFairShareSince = st.since
 		r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
 		r.FifoIndex = int(e.fifoIndex)
+		if reuse {
+			// What the record may hold from before and the rest of
+			// this pass does not always write (a new record is zero).
+			r.LimitedDemandShare, r.Parent = Share{}, ""
+			r.EffectiveStrongGuaranteeResources = Resources{}
+			r.TotalBurstRatio, r.TotalResourceFlowRatio = 0, 0
+			r.Integral, r.Jobs = nil, nil
+			r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
+		}
 		if t.fnS[i] != nil {
 			r.LimitedDemandShare = e.limitedDemand
 		}

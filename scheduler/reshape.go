@@ -1,0 +1,255 @@
+package scheduler
+
+// In a large cluster some operation starts or finishes between almost any
+// two updates, so the operation list — and with it the structure that
+// rebuild reuses (topology.go) — changes at almost every update, while
+// the pools stay the same and most operations stay in their pools with
+// the same inputs. reshape is build for that case: the snapshot's pools
+// are those of the last tree (names, parents, modes, fifo sort
+// parameters, in the same order), its operations are not. It indexes and
+// checks the operations and lays out the tree again exactly as build does
+// (so every element lands where build would put it), and then, for every
+// pool whose operations are the same as in the last tree in the same
+// order (the fifo order by the current keys), moves their elements and
+// functions from the last tree instead of filling and building them (see
+// fill): those of the operations whose inputs are bitwise unchanged (see
+// opcache.go). A kept children's sum of such a pool (keptSum) moves with
+// it: its children are renumbered. In a pool whose operations changed,
+// the operations that stay are found by id and moved too (the pool's sum
+// is built again).
+//
+// The last tree's elements, names, functions and inputs are kept in second
+// buffers (tree.elOld and the rest) while the new ones are written: an
+// Engine holds two element stores.
+//
+// reshape reports false, leaving build to do a full build, whenever the
+// shortcut does not apply (pools changed, the operations' inputs are not
+// recorded, the cluster or the gang setting changed) or the snapshot is
+// invalid: a full build finds the same error, reported the same way.
+
+// matchAhead is how far ahead among a pool's last operations reshape
+// looks for an operation of a pool whose operations changed.
+const matchAhead = 8
+
+// reshape builds the tree for snap from the last tree, when it can.
+func (t *tree) reshape(snap *Snapshot) bool {
+	if !t.opInOK || !t.topo.poolsMatch(snap) {
+		return false
+	}
+	for i := range snap.Pools {
+		if snap.Pools[i].Validate(snap.Tree.MainResource) != nil {
+			return false
+		}
+	}
+	for i := range snap.Operations {
+		if snap.Operations[i].Validate() != nil {
+			return false
+		}
+	}
+	t.prepareNodeShapes(snap.Cluster.Nodes)
+	if !t.sameGlobals(&t.opG) {
+		return false
+	}
+	np, no := len(snap.Pools), len(snap.Operations)
+
+	// Each slot's operations in the last tree: contiguous elements after
+	// the pool's child pools' subtrees.
+	t.oldFirst = grow(t.oldFirst, np+1)
+	t.oldCount = grow(t.oldCount, np+1)
+	for s := range np + 1 {
+		pe := &t.el[t.slots[s].elem]
+		cnt := pe.kidHi - pe.kidLo - pe.poolKids
+		t.oldCount[s], t.oldFirst[s] = cnt, 0
+		if cnt > 0 {
+			t.oldFirst[s] = int32(t.kids[pe.kidLo+pe.poolKids])
+		}
+	}
+
+	// Index and check the operations as build does (any problem: a full
+	// build reports it). The pools' indexes and child lists are those of
+	// the last build.
+	t.opIdx.reset(no)
+	t.opPool = grow(t.opPool, no)
+	t.opStart = grow(t.opStart, np+2)
+	clear(t.opStart)
+	for i := range snap.Operations {
+		o := &snap.Operations[i]
+		if _, ok := t.opIdx.add(string(o.ID)); !ok {
+			return false
+		}
+		ps := 0
+		if o.Pool != "" {
+			pi, ok := t.poolIdx[o.Pool]
+			if !ok {
+				return false
+			}
+			ps = pi + 1
+		}
+		t.opPool[i] = ps
+		t.opStart[ps+1]++
+	}
+	for i := range snap.Pools {
+		if _, bad := t.opIdx.find(string(snap.Pools[i].Name)); bad {
+			return false
+		}
+	}
+	for s := 1; s <= np+1; s++ {
+		t.opStart[s] += t.opStart[s-1]
+	}
+	t.opList = grow(t.opList, no)
+	fill := grow(t.scratchInts, np+1)
+	t.scratchInts = fill
+	copy(fill, t.opStart[:np+1])
+	for i, ps := range t.opPool[:no] {
+		t.opList[fill[ps]] = i
+		fill[ps]++
+	}
+	for i := range snap.Pools {
+		if p := &snap.Pools[i]; p.Mode == ModeFIFO {
+			sortFIFO(t.opList[t.opStart[i+1]:t.opStart[i+2]], snap.Operations, p.FifoSortParameters)
+		}
+	}
+
+	// The operations of a slot whose list is the last tree's, in the same
+	// order, map to its last elements one to one. In another slot each
+	// operation is looked for among the last ones by its id, in order, a
+	// few places ahead of the last one found (operations that stay keep
+	// their order: the input order, or the fifo order by unchanged keys;
+	// one not found is filled), and the pool's kept sum is dropped.
+	t.opOld = grow(t.opOld, no)
+	t.opOldSrc = grow(t.opOldSrc, no)
+	for s := range np + 1 {
+		ops := t.opList[t.opStart[s]:t.opStart[s+1]]
+		first, cnt := int(t.oldFirst[s]), int(t.oldCount[s])
+		same := len(ops) == cnt
+		for k := 0; same && k < len(ops); k++ {
+			same = t.names[first+k] == string(snap.Operations[ops[k]].ID)
+		}
+		if same {
+			for k, oi := range ops {
+				t.opOld[oi] = int32(first + k)
+				t.opOldSrc[oi] = t.el[first+k].src
+			}
+			continue
+		}
+		t.lz[t.el[t.slots[s].elem].ord].sumKept = false
+		p := 0 // the next last operation to look at
+		for _, oi := range ops {
+			t.opOld[oi] = -1
+			id := string(snap.Operations[oi].ID)
+			for d := 0; d < matchAhead && p+d < cnt; d++ {
+				if j := first + p + d; t.names[j] == id {
+					t.opOld[oi], t.opOldSrc[oi] = int32(j), t.el[j].src
+					p += d + 1
+					break
+				}
+			}
+		}
+	}
+
+	// The last tree moves to the second buffers (its children lists are
+	// read no more); the new one is laid out as build lays it out.
+	t.el, t.elOld = t.elOld, t.el
+	t.names, t.namesOld = t.namesOld, t.names
+	t.fnS, t.fnSOld = t.fnSOld, t.fnS
+	t.opIn, t.opInOld = t.opInOld, t.opIn
+	keepFn := t.keepFunctions()
+	n := 1 + np + no
+	t.el = grow(t.el, n)
+	t.names = grow(t.names, n)
+	t.fnS = grow(t.fnS, n)
+	t.fnM = grow(t.fnM, n)
+	t.prevSince = grow(t.prevSince, n)
+	clear(t.fnS)
+	clear(t.fnM)
+	clear(t.prevSince)
+	t.kids = grow(t.kids, n)[:0]
+	clear(t.vols)
+	t.pools = t.pools[:0]
+	t.opElem = grow(t.opElem, no)
+	t.opFifo = grow(t.opFifo, no)
+	t.opIn = grow(t.opIn, no)
+	t.moveFrom = grow(t.moveFrom, n)
+	t.moveSrc = grow(t.moveSrc, n)
+	for i := range t.moveFrom {
+		t.moveFrom[i] = -1
+	}
+	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
+	t.names[0] = RootID
+	t.pools = append(t.pools, 0)
+	next := 1
+	var add func(parent, key, depth int)
+	add = func(parent, key, depth int) {
+		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
+		ops := t.opList[t.opStart[key]:t.opStart[key+1]]
+		k0 := len(t.kids)
+		nk := len(childPools) + len(ops)
+		t.kids = t.kids[:k0+nk]
+		children := t.kids[k0 : k0+nk : k0+nk]
+		pe := &t.el[parent]
+		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
+		for k, pi := range childPools {
+			p := &snap.Pools[pi]
+			idx := next
+			next++
+			children[k] = idx
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
+				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
+			t.names[idx] = string(p.Name)
+			t.pools = append(t.pools, idx)
+			t.poolElem[pi] = idx
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
+			add(idx, pi+1, depth+1)
+		}
+		for fi, oi := range ops {
+			idx := next
+			next++
+			children[len(childPools)+fi] = idx
+			t.opElem[oi] = idx
+			t.opFifo[oi] = fi
+		}
+	}
+	add(0, 0, 1)
+	t.fill(snap, true, keepFn, true, true)
+
+	// Kept sums of pools whose operations moved: their children are the
+	// same operations, renumbered.
+	for s := range np + 1 {
+		pe := &t.el[t.slots[s].elem]
+		lz := &t.lz[pe.ord]
+		if !lz.sumKept || pe.kidHi == pe.kidLo {
+			continue
+		}
+		delta := int32(t.kids[pe.kidLo+pe.poolKids]) - t.oldFirst[s]
+		for k := range lz.sum.ch {
+			lz.sum.ch[k].kid += delta
+		}
+	}
+	t.opInOK = true
+	t.topo.record(snap)
+	return true
+}
+
+// moveKept copies the elements, names and functions of the operations fill
+// kept from the last tree (t.moveFrom[idx] is the last element of the
+// operation now at idx, -1 for the others), in the new tree's order (a
+// pool's operations are contiguous in both trees, mostly in the same
+// order, so both are read and written nearly in order), at the
+// operation's new position among its pool's operations.
+func (t *tree) moveKept(keepFn bool) {
+	for idx, old := range t.moveFrom {
+		if old < 0 {
+			continue
+		}
+		oi := int(t.moveSrc[idx])
+		e := &t.el[idx]
+		*e = t.elOld[old]
+		e.parent, e.src, e.fifoIndex = t.slots[t.opPool[oi]].elem, int32(oi), int32(t.opFifo[oi])
+		t.names[idx] = t.namesOld[old]
+		t.fnS[idx] = t.fnSOld[old]
+		if !keepFn {
+			e.sDone = false
+			t.fnS[idx] = nil
+		}
+	}
+}
