@@ -198,6 +198,9 @@ type tree struct {
 	// every fill; an update that fails before it leaves the structure
 	// invalid, or unchanged).
 	opInOK bool
+	// opSame[oi]: operation oi's inputs are those recorded in opIn[oi]
+	// (set by rebuild's validation, read by its fill).
+	opSame []bool
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
 	// index in the last snapshot, with the first element and count of
@@ -452,6 +455,9 @@ func (t *tree) build(snap *Snapshot) error {
 // record, the inputs of the elements filled are recorded for the next
 // update.
 //
+// With keep, t.opSame says which operations' inputs are unchanged (see
+// validateOperations).
+//
 // With moved (reshape), the operations that were in the last tree are
 // found at t.opOld in the last tree's elements (elOld, with their inputs in
 // opInOld at t.opOldSrc), and those whose inputs did not change are copied
@@ -486,7 +492,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 					continue
 				}
 			}
-		} else if keep && in.same(o) {
+		} else if keep && t.opSame[oi] {
 			if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
