@@ -136,6 +136,14 @@ func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 		} else {
 			o.Jobs = append(slices.Clone(o.Jobs), Job{ID: "bad", Usage: Resources{CPU: -1}, StartTime: o.StartTime})
 		}
+		if no > 1 && rapid.Bool().Draw(t, "reshape") {
+			// Another operation finishes: the update reshapes.
+			i := rapid.IntRange(0, no-1).Draw(t, "finished")
+			if &s.Operations[i] == o {
+				i = (i + 1) % no
+			}
+			s.Operations = slices.Delete(s.Operations, i, i+1)
+		}
 	case "renameOp": // one operation finishes, another with its inputs takes its place
 		o := op()
 		o.ID = OperationID(fmt.Sprintf("%s-again-%d", o.ID, s.Now.Unix()))

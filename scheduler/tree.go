@@ -198,8 +198,8 @@ type tree struct {
 	// every fill; an update that fails before it leaves the structure
 	// invalid, or unchanged).
 	opInOK bool
-	// opSame[oi]: operation oi's inputs are those recorded in opIn[oi]
-	// (set by rebuild's validation, read by its fill).
+	// opSame[oi]: operation oi's inputs are those recorded for it (set
+	// by the validation of rebuild and reshape, read by their fill).
 	opSame []bool
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
@@ -455,8 +455,9 @@ func (t *tree) build(snap *Snapshot) error {
 // record, the inputs of the elements filled are recorded for the next
 // update.
 //
-// With keep, t.opSame says which operations' inputs are unchanged (see
-// validateOperations).
+// With keep or moved, t.opSame says which operations' inputs are
+// unchanged (see validateOperations; reshape sets it for the operations it
+// found in the last tree).
 //
 // With moved (reshape), the operations that were in the last tree are
 // found at t.opOld in the last tree's elements (elOld, with their inputs in
@@ -479,7 +480,8 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			if old := t.opOld[oi]; old >= 0 {
 				// Kept: moved by moveKept (below), in the tree's
 				// order; its inputs are recorded here.
-				if pin := &t.opInOld[t.opOldSrc[oi]]; pin.same(o) {
+				if t.opSame[oi] {
+					pin := &t.opInOld[t.opOldSrc[oi]]
 					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
 					*in = *pin
 					sl.varies |= in.varies
