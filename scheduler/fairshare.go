@@ -212,7 +212,8 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		sumAt(lo)
 	}
-	for k, c := range kids {
+	// Only child pools have children (they come first).
+	for k, c := range kids[:e.poolKids] {
 		t.distributeChildren(c, sugg[k])
 	}
 	w.sugg = w.sugg[:base]

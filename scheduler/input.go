@@ -87,48 +87,64 @@ type Operation struct {
 
 // Validate checks one operation on its own.
 func (o *Operation) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: operation %q %s: %s", ErrInvalidOperation, o.ID, field, fmt.Sprintf(format, args...))
-	}
 	if o.ID == "" {
 		return fmt.Errorf("%w: operation id is empty", ErrInvalidOperation)
 	}
+	if err := o.validateInputs(); err != nil {
+		return err
+	}
+	return o.validateRest()
+}
+
+// bad is the error of an operation's invalid field.
+func (o *Operation) bad(field, format string, args ...any) error {
+	return fmt.Errorf("%w: operation %q %s: %s", ErrInvalidOperation, o.ID, field, fmt.Sprintf(format, args...))
+}
+
+// validateInputs checks the fields an element is filled from (those
+// opInputs records, see opcache.go), in Validate's order.
+func (o *Operation) validateInputs() error {
 	if w := o.Weight; w != nil && (!finite(*w) || *w < MinWeight || *w > MaxWeight) {
-		return bad("weight", "must be a finite number in [%g, %g], got %g", MinWeight, MaxWeight, *w)
+		return o.bad("weight", "must be a finite number in [%g, %g], got %g", MinWeight, MaxWeight, *w)
 	}
 	for r := range NumResources {
 		name := ResourceType(r).String()
 		if v := o.Demand[r]; !finite(v) || v < 0 {
-			return bad("demand", "%s must be a finite number >= 0, got %g", name, v)
+			return o.bad("demand", "%s must be a finite number >= 0, got %g", name, v)
 		}
 		if v := o.Usage[r]; !finite(v) || v < 0 {
-			return bad("usage", "%s must be a finite number >= 0, got %g", name, v)
+			return o.bad("usage", "%s must be a finite number >= 0, got %g", name, v)
 		}
 		if v := o.JobResources[r]; !finite(v) || v < 0 {
-			return bad("job_resources", "%s must be a finite number >= 0, got %g", name, v)
+			return o.bad("job_resources", "%s must be a finite number >= 0, got %g", name, v)
 		}
 	}
 	if err := validResources(o.ResourceLimits); err != nil {
-		return bad("resource_limits", "%v", err)
+		return o.bad("resource_limits", "%v", err)
 	}
 	if o.PendingJobCount < 0 {
-		return bad("pending_job_count", "must be >= 0, got %d", o.PendingJobCount)
+		return o.bad("pending_job_count", "must be >= 0, got %d", o.PendingJobCount)
 	}
 	if t := o.FairShareStarvationTolerance; t != nil && (!finite(*t) || *t < 0 || *t > 1) {
-		return bad("fair_share_starvation_tolerance", "must be in [0, 1], got %g", *t)
+		return o.bad("fair_share_starvation_tolerance", "must be in [0, 1], got %g", *t)
 	}
 	if t := o.FairShareStarvationTimeout; t != nil && *t < 0 {
-		return bad("fair_share_starvation_timeout", "must be >= 0, got %s", *t)
+		return o.bad("fair_share_starvation_timeout", "must be >= 0, got %s", *t)
 	}
+	return nil
+}
+
+// validateRest checks the fields Validate checks after validateInputs'.
+func (o *Operation) validateRest() error {
 	if t := o.NonPreemptibleResourceUsageThreshold; t != nil {
 		if err := validResources(*t); err != nil {
-			return bad("non_preemptible_resource_usage_threshold", "%v", err)
+			return o.bad("non_preemptible_resource_usage_threshold", "%v", err)
 		}
 	}
 	for i, j := range o.Jobs {
 		for r := range NumResources {
 			if v := j.Usage[r]; !finite(v) || v < 0 {
-				return bad(fmt.Sprintf("jobs[%d].usage", i), "%s must be a finite number >= 0, got %g", ResourceType(r), v)
+				return o.bad(fmt.Sprintf("jobs[%d].usage", i), "%s must be a finite number >= 0, got %g", ResourceType(r), v)
 			}
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // functions are built from (see opInputs and opGlobals), one kind of
 // change at a time, often on few operations so that most keep theirs: each
 // field initOperation reads, -0 for 0, the cluster's total and nodes, the
-// tree's step function for gangs. Or it changes the snapshot as
+// tree's step function for gangs; or it makes a field invalid that the
+// element is not filled from (validateOperations checks those of
+// operations whose inputs are unchanged). Or it changes the snapshot as
 // varySnapshot does (structure, fifo keys, invalid values).
 func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 	s := cloneSnapshot(snap)
@@ -26,7 +28,7 @@ func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 	}
 	kind := rapid.SampledFrom([]string{"same", "usage", "demand", "negzero", "limits", "job", "gang", "weight",
 		"tolerance", "timeout", "pending", "unschedulable", "jobs", "total", "nodes", "gangs", "snapshot",
-		"removeOps", "addOps", "removeOps", "addOps", "renameOp"}).Draw(t, "inputs")
+		"removeOps", "addOps", "removeOps", "addOps", "renameOp", "invalidRest"}).Draw(t, "inputs")
 	if no == 0 && kind != "total" && kind != "nodes" && kind != "gangs" {
 		kind = "snapshot"
 	}
@@ -126,6 +128,22 @@ func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {
 			at := rapid.IntRange(0, len(s.Operations)).Draw(t, "at")
 			s.Operations = slices.Insert(s.Operations, at, o)
 		}
+	case "invalidRest": // a field Validate checks that opInputs does not record
+		o := op()
+		if rapid.Bool().Draw(t, "threshold") {
+			th := PartialResources{}.With(ResourceType(rapid.IntRange(0, NumResources-1).Draw(t, "r")), -1)
+			o.NonPreemptibleResourceUsageThreshold = &th
+		} else {
+			o.Jobs = append(slices.Clone(o.Jobs), Job{ID: "bad", Usage: Resources{CPU: -1}, StartTime: o.StartTime})
+		}
+		if no > 1 && rapid.Bool().Draw(t, "reshape") {
+			// Another operation finishes: the update reshapes.
+			i := rapid.IntRange(0, no-1).Draw(t, "finished")
+			if &s.Operations[i] == o {
+				i = (i + 1) % no
+			}
+			s.Operations = slices.Delete(s.Operations, i, i+1)
+		}
 	case "renameOp": // one operation finishes, another with its inputs takes its place
 		o := op()
 		o.ID = OperationID(fmt.Sprintf("%s-again-%d", o.ID, s.Now.Unix()))
@@ -149,7 +167,7 @@ func TestPropertyEngineSequenceMatchesFreshUpdates(t *testing.T) {
 		var bufs [2]Result
 		next := 0
 		prevF, prevE := prev, prev
-		cur := snap
+		cur, last := snap, snap
 		for k := range rapid.IntRange(1, 8).Draw(t, "updates") {
 			if k > 0 {
 				cur = varyInputs(t, cur)
@@ -161,8 +179,12 @@ func TestPropertyEngineSequenceMatchesFreshUpdates(t *testing.T) {
 				t.Fatalf("update %d: errors differ: fresh %v, engine %v", k, werr, gerr)
 			}
 			if werr != nil {
+				// The next snapshot varies the last valid one, so
+				// that the updates after an error are checked too.
+				cur = last
 				continue
 			}
+			last = cur
 			if d := cmp.Diff(want.Elements, res.Elements); d != "" {
 				t.Fatalf("update %d: Elements differ (-fresh +engine):\n%s", k, d)
 			}

@@ -41,11 +41,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	for i := range snap.Operations {
-		if snap.Operations[i].Validate() != nil {
-			return false
-		}
-	}
 	t.prepareNodeShapes(snap.Cluster.Nodes)
 	if !t.sameGlobals(&t.opG) {
 		return false
@@ -144,6 +139,18 @@ func (t *tree) reshape(snap *Snapshot) bool {
 					break
 				}
 			}
+		}
+	}
+
+	// The operations are validated now that those whose inputs are
+	// unchanged are known (see validateOperations).
+	t.opSame = grow(t.opSame, no)
+	for oi := range snap.Operations {
+		o := &snap.Operations[oi]
+		same := t.opOld[oi] >= 0 && t.opIn[t.opOldSrc[oi]].same(o)
+		t.opSame[oi] = same
+		if !same && o.Validate() != nil || same && (o.ID == "" || o.validateRest() != nil) {
+			return false
 		}
 	}
 

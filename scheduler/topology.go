@@ -124,10 +124,8 @@ func (t *tree) rebuild(snap *Snapshot) error {
 			return err
 		}
 	}
-	for i := range snap.Operations {
-		if err := snap.Operations[i].Validate(); err != nil {
-			return err
-		}
+	if err := t.validateOperations(snap); err != nil {
+		return err
 	}
 	clear(t.fnM)
 	clear(t.prevSince)
@@ -156,5 +154,37 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	t.names[0] = RootID
 	t.fill(snap, keep, keepFn, true, false)
 	t.opInOK = true
+	return nil
+}
+
+// validateOperations validates snap's operations for rebuild, in order,
+// with the errors Validate reports, and sets t.opSame[oi] when operation
+// oi's inputs are bitwise those recorded in t.opIn[oi] (see opcache.go).
+// Such an operation's recorded fields are not checked again: every record
+// in opIn holds the inputs of an operation that passed Validate (fill
+// records only operations of a validated snapshot) or is the zero record,
+// and Validate's verdict on those fields depends on their bits only. Its
+// id and the fields opInputs does not record are checked as Validate
+// checks them.
+func (t *tree) validateOperations(snap *Snapshot) error {
+	ops := snap.Operations
+	t.opSame = grow(t.opSame, len(ops))
+	for i := range ops {
+		o := &ops[i]
+		same := t.opInOK && t.opIn[i].same(o)
+		t.opSame[i] = same
+		if !same {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			continue
+		}
+		if o.ID == "" {
+			return o.Validate() // the id's error
+		}
+		if err := o.validateRest(); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -198,6 +198,9 @@ type tree struct {
 	// every fill; an update that fails before it leaves the structure
 	// invalid, or unchanged).
 	opInOK bool
+	// opSame[oi]: operation oi's inputs are those recorded for it (set
+	// by the validation of rebuild and reshape, read by their fill).
+	opSame []bool
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
 	// index in the last snapshot, with the first element and count of
@@ -452,6 +455,10 @@ func (t *tree) build(snap *Snapshot) error {
 // record, the inputs of the elements filled are recorded for the next
 // update.
 //
+// With keep or moved, t.opSame says which operations' inputs are
+// unchanged (see validateOperations; reshape sets it for the operations it
+// found in the last tree).
+//
 // With moved (reshape), the operations that were in the last tree are
 // found at t.opOld in the last tree's elements (elOld, with their inputs in
 // opInOld at t.opOldSrc), and those whose inputs did not change are copied
@@ -473,7 +480,8 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			if old := t.opOld[oi]; old >= 0 {
 				// Kept: moved by moveKept (below), in the tree's
 				// order; its inputs are recorded here.
-				if pin := &t.opInOld[t.opOldSrc[oi]]; pin.same(o) {
+				if t.opSame[oi] {
+					pin := &t.opInOld[t.opOldSrc[oi]]
 					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
 					*in = *pin
 					sl.varies |= in.varies
@@ -486,7 +494,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 					continue
 				}
 			}
-		} else if keep && in.same(o) {
+		} else if keep && t.opSame[oi] {
 			if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
