@@ -184,39 +184,11 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
 	t.pools = append(t.pools, 0)
-	next := 1
-	var add func(parent, key, depth int)
-	add = func(parent, key, depth int) {
-		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
-		ops := t.opList[t.opStart[key]:t.opStart[key+1]]
-		k0 := len(t.kids)
-		nk := len(childPools) + len(ops)
-		t.kids = t.kids[:k0+nk]
-		children := t.kids[k0 : k0+nk : k0+nk]
-		pe := &t.el[parent]
-		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
-		for k, pi := range childPools {
-			p := &snap.Pools[pi]
-			idx := next
-			next++
-			children[k] = idx
-			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
-				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
-			t.names[idx] = string(p.Name)
-			t.pools = append(t.pools, idx)
-			t.poolElem[pi] = idx
-			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
-			add(idx, pi+1, depth+1)
-		}
-		for fi, oi := range ops {
-			idx := next
-			next++
-			children[len(childPools)+fi] = idx
-			t.opElem[oi] = idx
-			t.opFifo[oi] = fi
-		}
+	// The pools are those of the last build (which checked them): fifo
+	// pools have no child pools, every pool is reachable.
+	if _, err := t.layout(snap, false); err != nil {
+		return false
 	}
-	add(0, 0, 1)
 	t.fill(snap, true, keepFn, true, true)
 
 	// Kept sums of pools whose operations moved: their children are the

@@ -382,52 +382,12 @@ func (t *tree) build(snap *Snapshot) error {
 	clear(t.vols)
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
-	next := 1 // index of the next element
 	t.pools = append(t.pools, 0)
 	t.fnBase = -1
 	t.opIn = grow(t.opIn, no)
 	t.prepareNodeShapes(snap.Cluster.Nodes)
-	var add func(parent, key int, mode Mode, depth int) error
-	add = func(parent, key int, mode Mode, depth int) error {
-		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
-		ops := t.opList[t.opStart[key]:t.opStart[key+1]]
-		if mode == ModeFIFO && len(childPools) > 0 {
-			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, snap.Pools[key-1].Name)
-		}
-		k0 := len(t.kids)
-		nk := len(childPools) + len(ops)
-		t.kids = t.kids[:k0+nk]
-		children := t.kids[k0 : k0+nk : k0+nk]
-		pe := &t.el[parent]
-		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
-		for k, pi := range childPools {
-			p := &snap.Pools[pi]
-			idx := next
-			next++
-			children[k] = idx
-			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
-				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
-			t.names[idx] = string(p.Name)
-			t.pools = append(t.pools, idx)
-			t.poolElem[pi] = idx
-			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
-			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
-				return err
-			}
-		}
-		if mode == ModeFIFO {
-			sortFIFO(ops, snap.Operations, snap.Pools[key-1].FifoSortParameters)
-		}
-		for fi, oi := range ops {
-			idx := next
-			next++
-			children[len(childPools)+fi] = idx
-			t.opElem[oi] = idx
-			t.opFifo[oi] = fi
-		}
-		return nil
-	}
-	if err := add(0, 0, ModeFairShare, 1); err != nil {
+	next, err := t.layout(snap, true)
+	if err != nil {
 		return err
 	}
 	if next != n {
@@ -619,4 +579,58 @@ func fifoCompare(all []Operation, params []FifoSortParameter) func(a, b int) int
 		}
 		return 0
 	}
+}
+
+// layout lays the tree out below the root, depth first: each element's
+// children are contiguous in t.kids, child pools before operations, and
+// elements are numbered in the order they are laid out (pools and
+// operations; the root, element 0, is set by the caller). With sortFifo a
+// fifo pool's operations are sorted into fifo order first (reshape has
+// sorted them already). It returns the number of elements laid out,
+// counting the root; fewer than the snapshot has means a cycle among the
+// pools.
+func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
+	next := 1 // index of the next element
+	var add func(parent, key int, mode Mode, depth int) error
+	add = func(parent, key int, mode Mode, depth int) error {
+		childPools := t.poolList[t.poolStart[key]:t.poolStart[key+1]]
+		ops := t.opList[t.opStart[key]:t.opStart[key+1]]
+		if mode == ModeFIFO && len(childPools) > 0 {
+			return fmt.Errorf("%w: fifo pool %q has child pools; fifo pools hold operations only", ErrInvalidTree, snap.Pools[key-1].Name)
+		}
+		k0 := len(t.kids)
+		nk := len(childPools) + len(ops)
+		t.kids = t.kids[:k0+nk]
+		children := t.kids[k0 : k0+nk : k0+nk]
+		pe := &t.el[parent]
+		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
+		for k, pi := range childPools {
+			p := &snap.Pools[pi]
+			idx := next
+			next++
+			children[k] = idx
+			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
+				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
+			t.names[idx] = string(p.Name)
+			t.pools = append(t.pools, idx)
+			t.poolElem[pi] = idx
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
+			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
+				return err
+			}
+		}
+		if sortFifo && mode == ModeFIFO {
+			sortFIFO(ops, snap.Operations, snap.Pools[key-1].FifoSortParameters)
+		}
+		for fi, oi := range ops {
+			idx := next
+			next++
+			children[len(childPools)+fi] = idx
+			t.opElem[oi] = idx
+			t.opFifo[oi] = fi
+		}
+		return nil
+	}
+	err := add(0, 0, ModeFairShare, 1)
+	return next, err
 }
