@@ -168,20 +168,14 @@ func BuildOperation(in *actors.TreeIntrospection, id string) (*scenario.ElementR
 }
 
 // element finds a pool's or an operation's result (nil when the update did
-// not see it).
+// not see it). Names in a Result are unique: the engine refuses an
+// operation named like a pool.
 func element(r *scheduler.Result, name string, operation bool) *scheduler.ElementResult {
 	if r == nil {
 		return nil
 	}
-	isOp := func(e *scheduler.ElementResult) bool { return e.Kind == scheduler.KindOperation }
-	if e, ok := r.Element(name); ok && isOp(e) == operation {
+	if e, ok := r.Element(name); ok && (e.Kind == scheduler.KindOperation) == operation {
 		return e
-	}
-	// A pool and an operation of the same name: the index holds one.
-	for i := range r.Elements {
-		if e := &r.Elements[i]; e.Name == name && isOp(e) == operation {
-			return e
-		}
 	}
 	return nil
 }
