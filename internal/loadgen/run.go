@@ -605,8 +605,15 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 	}
 	p.MaxRSSMiB = float64(smp.maxRSSKiB) / 1024
 	p.GCs = smp.mem1.NumGC - smp.mem0.NumGC
-	for i := smp.mem0.NumGC; i < smp.mem1.NumGC && smp.mem1.NumGC-i <= uint32(len(smp.mem1.PauseNs)); i++ {
-		pause := float64(smp.mem1.PauseNs[i%uint32(len(smp.mem1.PauseNs))]) / 1e6
+	// The runtime keeps the last len(PauseNs) pauses: the window's, or its
+	// last ones when it had more GCs.
+	pauses := uint32(len(smp.mem1.PauseNs))
+	from := smp.mem0.NumGC
+	if smp.mem1.NumGC-from > pauses {
+		from = smp.mem1.NumGC - pauses
+	}
+	for i := from; i < smp.mem1.NumGC; i++ {
+		pause := float64(smp.mem1.PauseNs[i%pauses]) / 1e6
 		p.GCPauseMs += pause
 		p.GCPauseMaxMs = max(p.GCPauseMaxMs, pause)
 	}
