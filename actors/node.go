@@ -70,8 +70,10 @@ type nodeActor struct {
 	// round counts the passes asked of the placer.
 	round uint64
 	// jobEvents collects the job transitions of one heartbeat (or of the
-	// node's loss); flushJobEvents publishes them as one event.
-	jobEvents []*pb.JobEvent
+	// node's loss), by the tree that started each job (a node may have
+	// left that tree since, or belong to none); flushJobEvents publishes
+	// one event per tree.
+	jobEvents []treeJobEvents
 	// hb is the heartbeat in flight (inflight points to it) and buf the
 	// buffers every heartbeat reuses: the node's job ids, the jobs that
 	// left, and the placer's request with its slices, which are the
@@ -415,7 +417,7 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	clear(h.left) // the buffer's, reused: hold no finished jobs
 	for _, s := range res.started {
 		ctx.Send(s.op, &jobStarted{ref: s.ref, node: n.id})
-		n.publishJob(s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
+		n.publishJob(n.tree.name, s.spec.GetJobId(), s.ref, pb.JobState_JOB_STATE_RUNNING, 0, "", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
 	}
 	n.flushJobEvents()
 }
@@ -444,7 +446,7 @@ func (l leftJob) finishing() finishing {
 func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
 	for _, l := range left {
 		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted})
-		n.publishJob(l.id, l.job.ref, l.state, l.exit, l.reason, l.job.cause)
+		n.publishJob(l.job.ledger.tree, l.id, l.job.ref, l.state, l.exit, l.reason, l.job.cause)
 	}
 }
 
@@ -457,25 +459,39 @@ func (n *nodeActor) sortedJobIDs(ids []string) []string {
 	return ids
 }
 
-// publishJob records a job transition for the node's next job event; id is
-// ref's string.
-func (n *nodeActor) publishJob(id string, ref jobRef, state pb.JobState, exit int32, reason string, cause pb.JobEndCause) {
-	n.jobEvents = append(n.jobEvents, &pb.JobEvent{
-		JobId: id, OperationId: string(ref.key.Operation), NodeId: n.id,
-		State: state, Reason: reason, ExitCode: exit, Cause: cause,
-	})
+// treeJobEvents are the job transitions of one tree for the next event.
+type treeJobEvents struct {
+	tree string
+	jobs []*pb.JobEvent
 }
 
-// flushJobEvents publishes the recorded job transitions as one event.
-func (n *nodeActor) flushJobEvents() {
-	if len(n.jobEvents) == 0 {
-		return
+// publishJob records a job transition for the next job event of tree, the
+// tree that started the job; id is ref's string.
+func (n *nodeActor) publishJob(tree, id string, ref jobRef, state pb.JobState, exit int32, reason string, cause pb.JobEndCause) {
+	ev := &pb.JobEvent{
+		JobId: id, OperationId: string(ref.key.Operation), NodeId: n.id,
+		State: state, Reason: reason, ExitCode: exit, Cause: cause,
 	}
-	n.deps.Events.Publish(n.tree.name, subjects.EventJob, &pb.Event{
-		Time: timestamppb.New(n.cfg.Now()), Tree: n.tree.name, LeaderEpoch: n.deps.Epoch,
-		Kind: &pb.Event_Jobs{Jobs: &pb.JobEvents{NodeId: n.id, Jobs: n.jobEvents}},
-	})
-	n.jobEvents = nil
+	for i := range n.jobEvents {
+		if g := &n.jobEvents[i]; g.tree == tree {
+			g.jobs = append(g.jobs, ev)
+			return
+		}
+	}
+	n.jobEvents = append(n.jobEvents, treeJobEvents{tree: tree, jobs: []*pb.JobEvent{ev}})
+}
+
+// flushJobEvents publishes the recorded job transitions, one event per
+// tree, in the order the trees were first recorded.
+func (n *nodeActor) flushJobEvents() {
+	for _, g := range n.jobEvents {
+		n.deps.Events.Publish(g.tree, subjects.EventJob, &pb.Event{
+			Time: timestamppb.New(n.cfg.Now()), Tree: g.tree, LeaderEpoch: n.deps.Epoch,
+			Kind: &pb.Event_Jobs{Jobs: &pb.JobEvents{NodeId: n.id, Jobs: g.jobs}},
+		})
+	}
+	clear(n.jobEvents)
+	n.jobEvents = n.jobEvents[:0]
 }
 
 // vanishAll fails every job believed on the node.
