@@ -101,7 +101,7 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 		}
 	}
 	l.ops[spec.ID] = lop
-	if pbSpec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+	if l.graceful(spec.ID) {
 		l.pre.graceful++
 	}
 	return nil
@@ -113,7 +113,7 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.p.RemoveOperation(id)
-	if op := l.ops[id]; op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+	if l.graceful(id) {
 		l.pre.graceful--
 	}
 	delete(l.ops, id)

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -81,14 +83,22 @@ type interruptOrder struct {
 // other node's pass counts their resources again.
 func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
 	res := l.latest.Load()
-	if l.pre.settings == nil || res == nil || len(jobs) == 0 || len(l.pre.starving) == 0 && l.pre.graceful == 0 {
+	if l.pre.settings == nil || res == nil || len(jobs) == 0 {
+		return nil
+	}
+	// Graceful preemption only takes jobs of graceful operations: a node
+	// without one has nothing for it.
+	gracefulHere := l.pre.graceful > 0 && slices.ContainsFunc(jobs, func(j preemption.NodeJob) bool { return l.graceful(j.Key.Operation) })
+	last, tried := l.pre.lastTry[node]
+	starvingDue := len(l.pre.starving) > 0 && (!tried || now.Sub(last) >= l.pre.tree.PreemptiveSchedulingBackoff)
+	if !gracefulHere && !starvingDue {
 		return nil
 	}
 	src := &preemption.Source{
 		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting, Starving: l.pre.starving,
 		GracefulTolerance: l.pre.cfg.GracefulTolerance,
 		Operation: func(id scheduler.OperationID) preemption.OperationSettings {
-			if op := l.ops[id]; op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL {
+			if l.graceful(id) {
 				return preemption.OperationSettings{Mode: preemption.ModeGraceful}
 			}
 			return preemption.OperationSettings{}
@@ -96,25 +106,26 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 	}
 	view := preemption.Node{ID: node, Total: total, Free: free, Reserved: reserved}
 	var out []interruptOrder
-	keys := make(map[preemption.JobID]placement.JobKey, len(jobs))
-	for _, j := range jobs {
-		keys[j.ID] = j.Key
+	// keyOf finds a job's key: jobs are sorted by id (passRequest.jobs).
+	keyOf := func(id preemption.JobID) placement.JobKey {
+		i, _ := slices.BinarySearchFunc(jobs, id, func(j preemption.NodeJob, id preemption.JobID) int { return cmp.Compare(j.ID, id) })
+		return jobs[i].Key
 	}
 	mark := func(o interruptOrder, r scheduler.Resources) {
 		l.pre.interrupting[o.key] = r
 		out = append(out, o)
 	}
-	if l.pre.graceful > 0 {
+	if gracefulHere {
 		if gv, err := src.GracefulView(view, jobs); err == nil {
 			if gi, err := preemption.Graceful(gv); err == nil {
 				for _, g := range gi {
-					mark(interruptOrder{key: keys[g.Job], jobID: string(g.Job), timeout: l.pre.tree.AllocationGracefulPreemptionTimeout,
+					mark(interruptOrder{key: keyOf(g.Job), jobID: string(g.Job), timeout: l.pre.tree.AllocationGracefulPreemptionTimeout,
 						graceful: true, reason: "graceful preemption: " + g.Reason.String()}, g.Resources)
 				}
 			}
 		}
 	}
-	if last, ok := l.pre.lastTry[node]; len(l.pre.starving) == 0 || ok && now.Sub(last) < l.pre.tree.PreemptiveSchedulingBackoff {
+	if !starvingDue {
 		return out
 	}
 	if len(out) > 0 {
@@ -142,10 +153,16 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 			break
 		}
 		for _, v := range d.Victims {
-			mark(interruptOrder{key: keys[v.Job], jobID: string(v.Job), timeout: l.pre.tree.AllocationPreemptionTimeout,
+			mark(interruptOrder{key: keyOf(v.Job), jobID: string(v.Job), timeout: l.pre.tree.AllocationPreemptionTimeout,
 				forOp: d.Operation, reason: "preemption: " + v.Reason.String()}, v.Resources)
 		}
 		l.reserveLocked(node, d.Operation, d.Start, l.pre.tree.AllocationPreemptionTimeout, now)
 	}
 	return out
+}
+
+// graceful reports whether operation id runs in graceful preemption mode.
+func (l *Ledger) graceful(id scheduler.OperationID) bool {
+	op := l.ops[id]
+	return op != nil && op.spec.GetPreemptionMode() == pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL
 }
