@@ -17,12 +17,25 @@ type ephemeralPool struct {
 }
 
 // allPools are the configured pools followed by the ephemeral ones (by
-// name).
+// name). The slice is shared: callers must not modify it.
 func (t *treeActor) allPools() []scheduler.PoolConfig {
-	if len(t.ephemeral) == 0 {
+	switch {
+	case len(t.ephemeral) == 0:
 		return t.spec.Pools
+	case t.all == nil:
+		t.all = append(slices.Clone(t.spec.Pools), t.ephemeralConfigs()...)
 	}
-	return append(slices.Clone(t.spec.Pools), t.ephemeralConfigs()...)
+	return t.all
+}
+
+// setEphemeral adds (or, with a nil e, removes) an ephemeral pool.
+func (t *treeActor) setEphemeral(name scheduler.PoolID, e *ephemeralPool) {
+	if e == nil {
+		delete(t.ephemeral, name)
+	} else {
+		t.ephemeral[name] = *e
+	}
+	t.all = nil
 }
 
 func (t *treeActor) ephemeralConfigs() []scheduler.PoolConfig {
@@ -54,9 +67,9 @@ func (t *treeActor) ensureEphemeral(ctx actor.Context, cfg scheduler.PoolConfig,
 		return pbErr(pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED, "spec.pool",
 			"tree %s: user %q already has %d ephemeral pools, the tree's max_ephemeral_pool_per_user", t.spec.Name, user, n)
 	}
-	t.ephemeral[cfg.Name] = ephemeralPool{cfg: cfg, user: user}
+	t.setEphemeral(cfg.Name, &ephemeralPool{cfg: cfg, user: user})
 	if err := t.applyPools(ctx); err != nil {
-		delete(t.ephemeral, cfg.Name)
+		t.setEphemeral(cfg.Name, nil)
 		if rerr := t.applyPools(ctx); rerr != nil {
 			panic("tree " + t.spec.Name + ": restoring pools after a refused ephemeral pool: " + rerr.Error())
 		}
@@ -74,7 +87,7 @@ func (t *treeActor) dropEmptyEphemeral(ctx actor.Context, pool scheduler.PoolID)
 	if n, _ := t.adm.Counts(pool); n > 0 {
 		return
 	}
-	delete(t.ephemeral, pool)
+	t.setEphemeral(pool, nil)
 	if err := t.applyPools(ctx); err != nil {
 		t.cfg.Logger.Error("remove ephemeral pool", "tree", t.spec.Name, "pool", pool, "err", err)
 		return

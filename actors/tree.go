@@ -95,6 +95,10 @@ type treeActor struct {
 	// ephemeral are the pools created for users' operations; they go when
 	// their last operation does.
 	ephemeral map[scheduler.PoolID]ephemeralPool
+	// all caches allPools; nil after the configured or the ephemeral pools
+	// changed (see setEphemeral, reconfigure). A new slice replaces it: an
+	// update may still read the last one.
+	all []scheduler.PoolConfig
 
 	// opStarvation is each operation's starvation status at the last
 	// update, and the update that saw it (older entries are gone operations).
@@ -266,10 +270,14 @@ func (t *treeActor) pendingReason(id scheduler.OperationID) *pb.PendingReason {
 }
 
 func (t *treeActor) poolMaxRunning(pool scheduler.PoolID) int {
-	for _, p := range t.allPools() {
-		if p.Name == pool && p.MaxRunningOperationCount != nil {
-			return *p.MaxRunningOperationCount
-		}
+	var limit *int
+	if e, ok := t.ephemeral[pool]; ok {
+		limit = e.cfg.MaxRunningOperationCount
+	} else if i := slices.IndexFunc(t.spec.Pools, func(p scheduler.PoolConfig) bool { return p.Name == pool }); i >= 0 {
+		limit = t.spec.Pools[i].MaxRunningOperationCount
+	}
+	if limit != nil {
+		return *limit
 	}
 	return t.spec.Config.MaxRunningOperationCountPerPool
 }

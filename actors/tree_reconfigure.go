@@ -23,8 +23,9 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 	}
 	old := t.spec
 	// Ephemeral pools stay while their parent does.
+	configured := poolSet(spec.Pools)
 	for name, e := range t.ephemeral {
-		if e.cfg.Parent != "" && !poolSet(spec.Pools)[e.cfg.Parent] {
+		if e.cfg.Parent != "" && !configured[e.cfg.Parent] {
 			t.cfg.Logger.Warn("ephemeral pool's parent is gone from the configuration", "tree", t.spec.Name, "pool", name, "parent", e.cfg.Parent)
 		}
 	}
@@ -42,7 +43,7 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 		}
 		return err
 	}
-	t.spec = spec
+	t.spec, t.all = spec, nil
 	t.syncPoolActors(ctx)
 	if spec.Config.FairShareUpdatePeriod != old.Config.FairShareUpdatePeriod {
 		t.startTimer(ctx)
