@@ -296,18 +296,29 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 		t.cfg.Logger.Error("admission remove", "tree", t.spec.Name, "operation", id, "err", err)
 	}
 	t.dropEmptyEphemeral(ctx, op.pool)
-	for _, pid := range promoted {
-		p := t.ops[pid]
-		if p == nil {
-			continue
-		}
-		if err := t.run(p); err != nil {
-			t.cfg.Logger.Error("start promoted operation", "tree", t.spec.Name, "operation", pid, "err", err)
-			continue
-		}
-		ctx.Send(p.msg.op, t.started(pid))
-	}
+	t.startAdmitted(ctx, promoted, "", "start promoted operation")
 	t.refreshPending(ctx)
+}
+
+// startAdmitted runs the operations the admission has just started (after
+// an operation ended or moved, or a reconfiguration) and tells their
+// actors, except skip's (its caller answers it); why names the occasion in
+// the log of a start that fails.
+func (t *treeActor) startAdmitted(ctx actor.Context, ids []scheduler.OperationID, skip scheduler.OperationID, why string) {
+	for _, id := range ids {
+		op := t.ops[id]
+		if op == nil {
+			continue
+		}
+		if err := t.run(op); err != nil {
+			t.cfg.Logger.Error(why, "tree", t.spec.Name, "operation", id, "err", err)
+			continue
+		}
+		op.lastQueue = nil
+		if id != skip {
+			ctx.Send(op.msg.op, t.started(id))
+		}
+	}
 }
 
 // isVanilla: the operation may run as a lightweight operation.

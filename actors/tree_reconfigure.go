@@ -48,18 +48,7 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 	if spec.Config.FairShareUpdatePeriod != old.Config.FairShareUpdatePeriod {
 		t.startTimer(ctx)
 	}
-	for _, id := range started {
-		op := t.ops[id]
-		if op == nil {
-			continue
-		}
-		if err := t.run(op); err != nil {
-			t.cfg.Logger.Error("start operation after a reconfiguration", "tree", t.spec.Name, "operation", id, "err", err)
-			continue
-		}
-		op.lastQueue = nil
-		ctx.Send(op.msg.op, t.started(id))
-	}
+	t.startAdmitted(ctx, started, "", "start operation after a reconfiguration")
 	t.refreshPending(ctx)
 	t.cfg.Logger.Info("tree reconfigured", "tree", t.spec.Name, "pools", len(spec.Pools), "started", len(started))
 	return nil

@@ -54,20 +54,7 @@ func (t *treeActor) updateOperation(ctx actor.Context, m *updateInTree) *updateI
 		}
 	}
 	op.weight, op.limits = m.weight, m.limits
-	for _, id := range started {
-		p := t.ops[id]
-		if p == nil {
-			continue
-		}
-		if err := t.run(p); err != nil {
-			t.cfg.Logger.Error("start operation after a move", "tree", t.spec.Name, "operation", id, "err", err)
-			continue
-		}
-		p.lastQueue = nil
-		if id != m.id {
-			ctx.Send(p.msg.op, t.started(id))
-		}
-	}
+	t.startAdmitted(ctx, started, m.id, "start operation after a move")
 	t.refreshPending(ctx)
 	res.running = op.running
 	if !op.running {
