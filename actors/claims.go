@@ -69,6 +69,20 @@ func (v claimView) Claim(task, index int) bool {
 	}
 }
 
+// eachClaimed calls fn for every job some tree has claimed, in task and
+// index order.
+func (v claimView) eachClaimed(fn func(task, index int)) {
+	for ti, words := range v.c.tasks {
+		for w := range words {
+			for bits, b := words[w].Load(), 0; bits != 0; b, bits = b+1, bits>>1 {
+				if bits&1 != 0 {
+					fn(ti, w*64+b)
+				}
+			}
+		}
+	}
+}
+
 // forgetElsewhere drops jobs this tree claimed from the other trees'
 // pending jobs. Call it without holding any ledger's lock.
 func (v claimView) forgetElsewhere(keys []placement.JobKey) {

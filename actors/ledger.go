@@ -89,16 +89,9 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 		lop.claims = &v
 		// Jobs other trees claimed before this tree ran the operation
 		// (it was pending here) are not this tree's demand.
-		for ti, words := range v.c.tasks {
-			for w := range words {
-				bits := words[w].Load()
-				for b := 0; bits != 0; b, bits = b+1, bits>>1 {
-					if bits&1 != 0 {
-						l.p.Forget(placement.JobKey{Operation: spec.ID, Task: ti, Index: w*64 + b})
-					}
-				}
-			}
-		}
+		v.eachClaimed(func(task, index int) {
+			l.p.Forget(placement.JobKey{Operation: spec.ID, Task: task, Index: index})
+		})
 	}
 	l.ops[spec.ID] = lop
 	if l.graceful(spec.ID) {
