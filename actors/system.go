@@ -112,7 +112,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 // cheaper to allocate, and they are thousands.
 var lockFree = actor.WithMailbox(actor.UnboundedLockfree())
 
-// workers runs node actors, placers and operation actors on long-lived
+// workers runs node actors and placers on long-lived
 // goroutines (see workerPool); 300 messages per activation is protoactor's
 // default throughput.
 var workers = actor.WithDispatcher(newWorkerPool(300, 256, 10*time.Second))
@@ -136,7 +136,7 @@ func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 	ref.pid = pid
 	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree, workers), "placer:"+spec.Name)
 	if err != nil {
-		_ = s.as.Root.StopFuture(pid).Wait()
+		s.as.Root.Stop(pid) // spawnTree runs in the root actor: no waiting
 		return nil, fmt.Errorf("spawn placer %s: %w", spec.Name, err)
 	}
 	ref.placer = placer
