@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"math"
 	"log/slog"
 	"time"
 )
@@ -92,10 +93,10 @@ func (c *Config) Validate() error {
 		return bad("DefaultMaxFailedJobCount", "must be >= 0, got %d", c.DefaultMaxFailedJobCount)
 	case c.FairShareEventPeriod <= 0:
 		return bad("FairShareEventPeriod", "must be positive, got %s", c.FairShareEventPeriod)
-	case c.PreemptionRateLimit < 0 || c.PreemptionRateLimit != c.PreemptionRateLimit:
-		return bad("PreemptionRateLimit", "must be a number >= 0, got %g", c.PreemptionRateLimit)
-	case c.GracefulTolerance < 0 || c.GracefulTolerance != c.GracefulTolerance:
-		return bad("GracefulTolerance", "must be a number >= 0, got %g", c.GracefulTolerance)
+	case !(c.PreemptionRateLimit >= 0) || math.IsInf(c.PreemptionRateLimit, 1):
+		return bad("PreemptionRateLimit", "must be a finite number >= 0, got %g", c.PreemptionRateLimit)
+	case !(c.GracefulTolerance >= 0) || math.IsInf(c.GracefulTolerance, 1):
+		return bad("GracefulTolerance", "must be a finite number >= 0, got %g", c.GracefulTolerance)
 	case c.RequestTimeout <= 0:
 		return bad("RequestTimeout", "must be positive, got %s", c.RequestTimeout)
 	}

@@ -1,0 +1,27 @@
+package actors
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestConfigValidateNamesTheField(t *testing.T) {
+	if c := DefaultConfig(); c.Validate() != nil {
+		t.Fatalf("defaults: %v", c.Validate())
+	}
+	fields := map[string]func(*Config, float64){
+		"PreemptionRateLimit": func(c *Config, v float64) { c.PreemptionRateLimit = v },
+		"GracefulTolerance":   func(c *Config, v float64) { c.GracefulTolerance = v },
+	}
+	for name, set := range fields {
+		for _, v := range []float64{-1, math.NaN(), math.Inf(1)} {
+			c := DefaultConfig()
+			set(&c, v)
+			if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s = %g: Validate() = %v, want ErrConfig naming %s", name, v, err, name)
+			}
+		}
+	}
+}
