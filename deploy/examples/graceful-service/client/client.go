@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,16 +221,6 @@ func (c *Client) Stats() Stats {
 
 // Instances lists the instances registered now, sorted by id.
 func (c *Client) Instances() ([]registry.Instance, error) { return registry.List(c.dir) }
-
-// SortedIDs returns the ids of a per-instance count map, sorted.
-func SortedIDs(per map[string]int64) []string {
-	ids := make([]string, 0, len(per))
-	for id := range per {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
 
 // CloseIdle closes the client's idle connections.
 func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
