@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,24 +52,6 @@ func TestAgentBadFlagsExitTwo(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the agent's log writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	srv := testutil.StartNATS(t)
 	nc := testutil.Connect(t, srv)
@@ -107,7 +87,7 @@ func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr testutil.LockedBuffer
 	done := make(chan error, 1)
 	go func() { done <- runAgent(ctx, f.natsURL, cfg, &stderr, level) }()
 

@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
@@ -23,30 +22,17 @@ import (
 // runs one operation at a time, and returns its URL and a client.
 func startScheduler(t *testing.T) (string, *client.Client) {
 	t.Helper()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(`
+	srv, nc := servertest.Start(t, `
 version: 1
 trees:
   - name: physical
     config: {fair_share_update_period: 50ms}
     pools:
       - {name: narrow, max_running_operation_count: 1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees, cfg.HTTPAddr = t.TempDir(), trees, ""
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+`, func(cfg *server.Config) {
+		cfg.HTTPAddr = ""
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	})
 	return srv.URL(), client.New(nc, 5*time.Second)
 }
 

@@ -108,7 +108,7 @@ func newLoadCmd() *cobra.Command {
 				cfg.Trace = f
 			}
 			if serve {
-				return serveLoad(ctx, cmd, cfg, port, cpuProfile, memProfile, traceFile)
+				return serveLoad(ctx, cmd, cfg, port)
 			}
 			rep, err := loadgen.Run(ctx, cfg)
 			if err != nil {
@@ -270,41 +270,31 @@ func (s *serverChild) stop() {
 }
 
 // serveLoad is `load --serve`: the scheduler alone, profiled over its whole
-// life when asked, until ctx ends or stdin closes (the parent's end).
-func serveLoad(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config, port int, cpuProfile, memProfile, traceFile string) error {
+// life into cfg.CPUProfile, cfg.MemProfile and cfg.Trace (opened by the
+// caller) when set, until ctx ends or stdin closes (the parent's end).
+func serveLoad(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config, port int) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		_, _ = io.Copy(io.Discard, cmd.InOrStdin())
 		cancel()
 	}()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	if cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if traceFile != "" {
-		f, err := os.Create(traceFile)
-		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
+	if cfg.Trace != nil {
+		if err := trace.Start(cfg.Trace); err != nil {
 			return fmt.Errorf("--trace: %w", err)
 		}
 		defer trace.Stop()
 	}
-	if memProfile != "" {
+	if cfg.MemProfile != nil {
 		defer func() {
-			if f, err := os.Create(memProfile); err == nil {
-				_ = pprof.Lookup("allocs").WriteTo(f, 0)
-				_ = f.Close()
+			if werr := pprof.Lookup("allocs").WriteTo(cfg.MemProfile, 0); werr != nil && err == nil {
+				err = fmt.Errorf("--memprofile: %w", werr)
 			}
 		}()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -41,5 +42,26 @@ func TestParseSpecAcceptsGoDurationsAndShortEnums(t *testing.T) {
 		if _, err := parseSpec("spec.yaml", []byte(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
+	}
+}
+
+// The graceful-service example's operation spec parses as `op submit -f`
+// reads it, asks for graceful preemption with SIGINT, and runs the service.
+func TestGracefulServiceExampleSpecParses(t *testing.T) {
+	const name = "../../deploy/examples/graceful-service/clique.yaml"
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := parseSpec(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.GetPreemptionMode() != pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL || spec.GetInterruptionSignal() != "SIGINT" {
+		t.Errorf("mode %s, signal %q", spec.GetPreemptionMode(), spec.GetInterruptionSignal())
+	}
+	argv := spec.GetTasks()[0].GetCommand().GetArgv()
+	if len(argv) == 0 || argv[0] != "graceful-service" {
+		t.Errorf("argv %q", argv)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/loadgen"
 	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -85,15 +86,10 @@ func TestRunEmbeddedScheduler(t *testing.T) {
 
 func TestRunAgainstARunningScheduler(t *testing.T) {
 	cfg := tiny(t)
-	scfg := server.DefaultConfig()
-	scfg.DataDir = t.TempDir()
-	scfg.Trees = loadgen.EmbeddedTrees(&cfg)
-	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
-	srv, err := server.Start(context.Background(), scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, _ := servertest.Start(t, "", func(scfg *server.Config) {
+		scfg.Trees = loadgen.EmbeddedTrees(&cfg)
+		scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
+	})
 	cfg.NATSURL = srv.URL()
 	cfg.NodePrefix = "ext"
 	rep, err := loadgen.Run(context.Background(), cfg)

@@ -3,7 +3,6 @@ package orchid
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/sharetree/sharetree/internal/client"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -55,10 +54,6 @@ func operationView(id string, st *pb.OperationStatus, element func(tree string) 
 		doc, err := element(tr.GetTree())
 		if err != nil {
 			if e := ErrorProto(err); e.GetCode() == pb.ErrorCode_ERROR_CODE_NOT_FOUND && e.GetField() != "attribute" {
-				continue
-			}
-			var ae *client.APIError
-			if errors.As(err, &ae) && ae.Code() == pb.ErrorCode_ERROR_CODE_NOT_FOUND && ae.Err.GetField() != "attribute" {
 				continue
 			}
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/client"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -28,8 +29,13 @@ var (
 // ErrorProto maps an error of an orchid query to the wire's typed Error:
 // unknown trees, pools, operations and unset attributes are NOT_FOUND,
 // unknown attributes and malformed requests INVALID_ARGUMENT, a scheduler
-// that does not answer in time UNAVAILABLE.
+// that does not answer in time UNAVAILABLE. A refusal read over NATS (a
+// *client.APIError) keeps the Error it carries.
 func ErrorProto(err error) *pb.Error {
+	var ae *client.APIError
+	if errors.As(err, &ae) && ae.Err != nil {
+		return ae.Err
+	}
 	msg := err.Error()
 	for _, p := range []string{"orchid: ", "actors: ", "subjects: "} {
 		msg = strings.TrimPrefix(msg, p)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -75,18 +74,14 @@ func (h *handler) serve(req micro.Request) {
 	go func() {
 		defer func() { <-h.slots }()
 		doc, err := h.o.Answer(p)
-		msg := &nats.Msg{Subject: reply, Data: doc, Header: nats.Header{"Content-Type": []string{ContentType}}}
+		var e *pb.Error
 		if err != nil {
-			e := ErrorProto(err)
+			e = ErrorProto(err)
 			if e.GetCode() == pb.ErrorCode_ERROR_CODE_INTERNAL || e.GetCode() == pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 				h.o.logger.Warn("orchid request failed", "subject", req.Subject(), "err", err)
 			}
-			msg.Data, _ = proto.Marshal(e)
-			msg.Header = wire.ErrorHeader(e)
 		}
-		if reply != "" {
-			_ = h.nc.PublishMsg(msg)
-		}
+		_ = wire.PublishReply(h.nc, &nats.Msg{Subject: reply, Data: doc, Header: nats.Header{"Content-Type": []string{ContentType}}}, e)
 	}()
 }
 

@@ -89,12 +89,7 @@ func BuildTree(in *actors.TreeIntrospection) *TreeView {
 	}
 	for _, p := range in.Pools {
 		if !seen[p.Name] {
-			kind := scheduler.KindPool
-			if p.Name == scheduler.RootID {
-				kind = scheduler.KindRoot
-			}
-			er := &scenario.ElementReport{Name: p.Name, Kind: kind.String(), Parent: p.Parent}
-			v.Pools = append(v.Pools, poolReport(er, p.Counts))
+			v.Pools = append(v.Pools, unseenPoolReport(p))
 		}
 	}
 	for _, op := range in.Operations {
@@ -114,6 +109,16 @@ func poolReport(er *scenario.ElementReport, c scheduler.PoolCounts) *scenario.El
 	er.LightweightRunningOperationCount = ptr(c.LightweightRunning)
 	er.MaxOperationCount, er.MaxRunningOperationCount = ptr(c.MaxOperations), ptr(c.MaxRunning)
 	return er
+}
+
+// unseenPoolReport describes a pool the latest update has not seen: its
+// name, kind, parent and counts.
+func unseenPoolReport(p actors.PoolIntrospection) *scenario.ElementReport {
+	kind := scheduler.KindPool
+	if p.Name == scheduler.RootID {
+		kind = scheduler.KindRoot
+	}
+	return poolReport(&scenario.ElementReport{Name: p.Name, Kind: kind.String(), Parent: p.Parent}, p.Counts)
 }
 
 // operationReport describes one admitted operation; e is its element in
@@ -146,11 +151,7 @@ func BuildPool(in *actors.TreeIntrospection, name string) (*scenario.ElementRepo
 	if e := element(in.Result, name, false); e != nil {
 		return poolReport(scenario.ElementReportOf(e), p.Counts), nil
 	}
-	kind := scheduler.KindPool
-	if p.Name == scheduler.RootID {
-		kind = scheduler.KindRoot
-	}
-	return poolReport(&scenario.ElementReport{Name: p.Name, Kind: kind.String(), Parent: p.Parent}, p.Counts), nil
+	return unseenPoolReport(p), nil
 }
 
 // BuildOperation describes one admitted operation of a snapshot alone, as

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +16,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
@@ -57,39 +55,11 @@ func startClusterTagged(t *testing.T, nodes int, res scheduler.Resources, tagsOf
 	return startClusterWith(t, treesYAML, nodes, res, tagsOf)
 }
 
-// startServer starts a scheduler (embedded NATS, JetStream in a temp dir)
-// on the trees document, with what configure changes, and a client
-// connection; both end with the test.
-func startServer(t *testing.T, treesDoc string, configure func(*server.Config)) (*server.Server, *nats.Conn) {
-	t.Helper()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees = t.TempDir(), trees
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if configure != nil {
-		configure(&cfg)
-	}
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return srv, nc
-}
-
 // startClusterWith runs the trees document given.
 func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	srv, nc := startServer(t, treesDoc, func(cfg *server.Config) {
+	srv, nc := servertest.Start(t, treesDoc, func(cfg *server.Config) {
 		cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
 		cfg.Actors.FairShareEventPeriod = 100 * time.Millisecond
 	})
@@ -371,7 +341,7 @@ func TestBadInputIsRefusedWithTypedErrors(t *testing.T) {
 // correctly, the errors in micro's format.
 func TestHeartbeatsOverSeveralConnections(t *testing.T) {
 	var cfg server.Config
-	srv, nc := startServer(t, treesYAML, func(c *server.Config) { c.HeartbeatConnections = 3; cfg = *c })
+	srv, nc := servertest.Start(t, treesYAML, func(c *server.Config) { c.HeartbeatConnections = 3; cfg = *c })
 	cl := client.New(nc, 10*time.Second)
 	ctx := context.Background()
 	limits := &pb.Resources{Cpu: 4, UserSlots: 4}
@@ -399,7 +369,7 @@ func TestHeartbeatsOverSeveralConnections(t *testing.T) {
 // keeps heartbeating, which stays.
 func TestSilentNodeIsLostAndItsJobRunsElsewhere(t *testing.T) {
 	const period = 20 * time.Millisecond // the agent's heartbeat period
-	srv, nc := startServer(t, treesYAML, func(c *server.Config) {
+	srv, nc := servertest.Start(t, treesYAML, func(c *server.Config) {
 		c.Actors.HeartbeatPeriod = period
 		c.Actors.NodeOfflineTimeout, c.Actors.NodeLostTimeout = 200*time.Millisecond, 400*time.Millisecond
 	})

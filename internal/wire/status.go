@@ -47,3 +47,23 @@ func RespondError(req micro.Request, e *pb.Error) error {
 	}
 	return req.Error(strconv.Itoa(StatusCode(e.GetCode())), e.GetMessage(), data)
 }
+
+// PublishReply publishes the answer to a micro request on its reply subject
+// directly, for a reply sent after the handler has returned (micro.Request's
+// Respond and Error may not be called then): msg as given, or, when e is
+// set, the Error as the body with the micro error headers (ErrorHeader) in
+// place of msg's data and header. Nothing is published when msg.Subject is
+// empty (the requester asked for no reply).
+func PublishReply(nc *nats.Conn, msg *nats.Msg, e *pb.Error) error {
+	if msg.Subject == "" {
+		return nil
+	}
+	if e != nil {
+		data, err := proto.Marshal(e)
+		if err != nil {
+			return err
+		}
+		msg.Data, msg.Header = data, ErrorHeader(e)
+	}
+	return nc.PublishMsg(msg)
+}

@@ -2,7 +2,15 @@ package wire
 
 import (
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
@@ -23,5 +31,47 @@ func TestStatusCode(t *testing.T) {
 		if got := StatusCode(code); got != status {
 			t.Errorf("StatusCode(%s) = %d, want %d", code, got, status)
 		}
+	}
+}
+
+func TestPublishReply(t *testing.T) {
+	nc := testutil.Connect(t, testutil.StartNATS(t))
+	sub, err := nc.SubscribeSync("reply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() *nats.Msg {
+		t.Helper()
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+
+	if err := PublishReply(nc, &nats.Msg{Data: []byte("lost")}, nil); err != nil {
+		t.Fatalf("no reply subject: %v, want nothing published", err)
+	}
+	if err := PublishReply(nc, &nats.Msg{Subject: "reply", Data: []byte("doc"), Header: nats.Header{"Content-Type": []string{"application/json"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := next(); string(m.Data) != "doc" || m.Header.Get("Content-Type") != "application/json" || m.Header.Get(micro.ErrorCodeHeader) != "" {
+		t.Errorf("answer: data %q, header %v", m.Data, m.Header)
+	}
+
+	e := &pb.Error{Code: pb.ErrorCode_ERROR_CODE_NOT_FOUND, Field: "pool", Message: "no pool x"}
+	if err := PublishReply(nc, &nats.Msg{Subject: "reply", Data: []byte("doc"), Header: nats.Header{"Content-Type": []string{"application/json"}}}, e); err != nil {
+		t.Fatal(err)
+	}
+	m := next()
+	if m.Header.Get(micro.ErrorCodeHeader) != "404" || m.Header.Get(micro.ErrorHeader) != "no pool x" || m.Header.Get("Content-Type") != "" {
+		t.Errorf("refusal header %v", m.Header)
+	}
+	got := &pb.Error{}
+	if err := proto.Unmarshal(m.Data, got); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(e, got, protocmp.Transform()); d != "" {
+		t.Errorf("refusal body (-want +got):\n%s", d)
 	}
 }

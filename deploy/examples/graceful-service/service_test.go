@@ -47,36 +47,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// lockedBuffer collects a process's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // instance is one service process.
 type instance struct {
 	id     string
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{}
 	code   int
 }
 
 func startInstance(t *testing.T, dir, id string, args ...string) *instance {
 	t.Helper()
-	in := &instance{id: id, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	in := &instance{id: id, stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
 	in.cmd = exec.Command(binary, append([]string{"--registry-dir", dir}, args...)...)
 	in.cmd.Env = append(os.Environ(), "SHARETREE_JOB_ID="+id)
 	in.cmd.Stderr = in.stderr

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,10 +38,6 @@ type Options struct {
 	// PollInterval is the pause between two reads of an empty registry.
 	// Default 10 ms.
 	PollInterval time.Duration
-	// Transport overrides the HTTP transport (its DialContext is wrapped to
-	// tell dial errors apart). Default: a clone of
-	// http.DefaultTransport.
-	Transport *http.Transport
 }
 
 // Response is a completed request.
@@ -89,17 +84,10 @@ func New(dir string, opts Options) *Client {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 10 * time.Millisecond
 	}
-	tr := opts.Transport
-	if tr == nil {
-		tr = http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 64
-	} else {
-		tr = tr.Clone()
-	}
+	// The transport's DialContext is wrapped to tell dial errors apart.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
 	dial := tr.DialContext
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
-	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
@@ -219,19 +207,3 @@ func (c *Client) Stats() Stats {
 	c.mu.Unlock()
 	return Stats{Completed: c.completed.Load(), Failed: c.failed.Load(), Retried: c.retried.Load(), Canceled: c.canceled.Load(), PerInstance: per}
 }
-
-// Instances lists the instances registered now, sorted by id.
-func (c *Client) Instances() ([]registry.Instance, error) { return registry.List(c.dir) }
-
-// SortedIDs returns the ids of a per-instance count map, sorted.
-func SortedIDs(per map[string]int64) []string {
-	ids := make([]string, 0, len(per))
-	for id := range per {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// CloseIdle closes the client's idle connections.
-func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }

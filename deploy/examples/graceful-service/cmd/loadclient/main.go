@@ -14,8 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -71,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	wg.Wait()
 	s := c.Stats()
 	fmt.Fprintf(stdout, "completed=%d failed=%d retried=%d\n", s.Completed, s.Failed, s.Retried)
-	for _, id := range client.SortedIDs(s.PerInstance) {
+	for _, id := range slices.Sorted(maps.Keys(s.PerInstance)) {
 		fmt.Fprintf(stdout, "instance %s completed=%d\n", id, s.PerInstance[id])
 	}
 	if s.Failed > 0 {
