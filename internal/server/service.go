@@ -107,12 +107,8 @@ func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
 		}
 		if e != nil {
 			s.rejected.Add(1)
-			msg.Data, _ = proto.Marshal(e)
-			msg.Header = wire.ErrorHeader(e)
 		}
-		if subject != "" {
-			_ = s.nc.PublishMsg(msg)
-		}
+		_ = wire.PublishReply(s.nc, msg, e)
 	}
 }
 
