@@ -155,7 +155,6 @@ func newLoadCmd() *cobra.Command {
 	f.IntVar(&port, "port", -1, "with --serve: the NATS port (-1: any free port)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
 	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
-	f.IntVar(&cfg.HeartbeatConnections, "heartbeat-connections", 0, "NATS connections the embedded scheduler takes heartbeats on (0: the server's default)")
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
 	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")
 	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
@@ -191,8 +190,6 @@ func checkLoadFlags(cfg *loadgen.Config) error {
 		return bad("--job-duration must be positive, got %s", cfg.JobDuration)
 	case cfg.AgentsPerConn <= 0:
 		return bad("--agents-per-connection must be positive, got %d", cfg.AgentsPerConn)
-	case cfg.HeartbeatConnections < 0:
-		return bad("--heartbeat-connections must be >= 0, got %d", cfg.HeartbeatConnections)
 	case cfg.FairShareUpdatePeriod < 0:
 		return bad("--fair-share-update-period must be >= 0, got %s", cfg.FairShareUpdatePeriod)
 	case cfg.Targets.P99 < 0:

@@ -147,7 +147,6 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--preemption-rate-limit", "-1"},
 		{"server", "--preemption-rate-limit", "NaN"},
 		{"server", "--gc-percent", "-5"},
-		{"server", "--heartbeat-connections", "0"},
 		{"server", "--heartbeat-period", "0s"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},

@@ -54,9 +54,6 @@ func newServerCmd() *cobra.Command {
 			if r := cfg.Actors.PreemptionRateLimit; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
 				return usageError{fmt.Errorf("--preemption-rate-limit must be a finite number >= 0, got %g", r)}
 			}
-			if cfg.HeartbeatConnections <= 0 {
-				return usageError{fmt.Errorf("--heartbeat-connections must be positive, got %d", cfg.HeartbeatConnections)}
-			}
 			if cfg.Port < -1 || cfg.Port > 65535 {
 				return usageError{fmt.Errorf("--port %d is not a port", cfg.Port)}
 			}
@@ -90,7 +87,6 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
-	f.IntVar(&cfg.HeartbeatConnections, "heartbeat-connections", cfg.HeartbeatConnections, "NATS connections that take node heartbeats (the first also serves the operation API)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd

@@ -102,10 +102,6 @@ type Config struct {
 	// fair_share_update_period; 0 keeps the tree default (200ms). Ignored
 	// with NATSURL.
 	FairShareUpdatePeriod time.Duration
-	// HeartbeatConnections is the embedded scheduler's
-	// server.Config.HeartbeatConnections; 0 keeps its default. Ignored with
-	// NATSURL.
-	HeartbeatConnections int
 	// SubmitConcurrency bounds the submissions in flight. Default 64.
 	SubmitConcurrency int
 	// Targets are the thresholds of Report.Checks.
@@ -180,8 +176,6 @@ func (c *Config) Validate() error {
 		return bad("Duration", "must be positive, got %s", c.Duration)
 	case c.FairShareUpdatePeriod < 0:
 		return bad("FairShareUpdatePeriod", "must be >= 0, got %s", c.FairShareUpdatePeriod)
-	case c.HeartbeatConnections < 0:
-		return bad("HeartbeatConnections", "must be >= 0, got %d", c.HeartbeatConnections)
 	case c.SubmitConcurrency <= 0:
 		return bad("SubmitConcurrency", "must be positive, got %d", c.SubmitConcurrency)
 	case c.Targets.P99 < 0:

@@ -293,9 +293,6 @@ func startScheduler(ctx context.Context, cfg *Config, port int) (*server.Server,
 	scfg := server.DefaultConfig()
 	scfg.DataDir = dir
 	scfg.Port = port
-	if cfg.HeartbeatConnections > 0 {
-		scfg.HeartbeatConnections = cfg.HeartbeatConnections
-	}
 	scfg.Logger = cfg.Logger
 	scfg.Trees = EmbeddedTrees(cfg)
 	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod

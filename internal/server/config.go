@@ -39,14 +39,6 @@ type Config struct {
 	EventRetention time.Duration
 	// EventMaxBytes bounds the events stream by size (default 1 GiB).
 	EventMaxBytes int64
-	// HeartbeatConnections is how many NATS connections receive node
-	// heartbeats (default 1): each has its own read loop, subscription
-	// goroutine and flusher, and answers the heartbeats it received. The
-	// first also serves the operation API; JetStream (events, buckets) has
-	// a connection of its own. At 5,000 heartbeats a second 4 connections
-	// made no difference that interleaved runs could tell from 1 (see
-	// docs/BENCHMARKS.md).
-	HeartbeatConnections int
 	// GCPercent, when positive, is the garbage collector's target
 	// percentage (runtime/debug.SetGCPercent), which Start sets for the
 	// whole process unless the GOGC environment variable is set. Default
@@ -68,14 +60,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen: "127.0.0.1", Port: -1,
-		HTTPAddr:             "127.0.0.1:0",
-		Actors:               actors.DefaultConfig(),
-		EventRetention:       24 * time.Hour,
-		EventMaxBytes:        1 << 30,
-		EventBuffer:          1 << 16,
-		HeartbeatConnections: 1,
-		GCPercent:            400,
-		Logger:               slog.New(slog.DiscardHandler),
+		HTTPAddr:       "127.0.0.1:0",
+		Actors:         actors.DefaultConfig(),
+		EventRetention: 24 * time.Hour,
+		EventMaxBytes:  1 << 30,
+		EventBuffer:    1 << 16,
+		GCPercent:      400,
+		Logger:         slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -90,8 +81,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: event retention %s must be positive", ErrConfig, c.EventRetention)
 	case c.EventMaxBytes <= 0:
 		return fmt.Errorf("%w: event max bytes %d must be positive", ErrConfig, c.EventMaxBytes)
-	case c.HeartbeatConnections <= 0:
-		return fmt.Errorf("%w: heartbeat connections %d must be positive", ErrConfig, c.HeartbeatConnections)
 	case c.GCPercent < 0:
 		return fmt.Errorf("%w: GC percent %d must be >= 0", ErrConfig, c.GCPercent)
 	case c.EventBuffer <= 0:

@@ -17,9 +17,8 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, edit := range map[string]func(*server.Config){
-		"no heartbeat connection": func(c *server.Config) { c.HeartbeatConnections = 0 },
-		"negative GC percent":     func(c *server.Config) { c.GCPercent = -1 },
-		"no data dir":             func(c *server.Config) { c.DataDir = "" },
+		"negative GC percent": func(c *server.Config) { c.GCPercent = -1 },
+		"no data dir":         func(c *server.Config) { c.DataDir = "" },
 	} {
 		cfg := server.DefaultConfig()
 		cfg.DataDir, cfg.Trees = "data", trees

@@ -27,12 +27,11 @@ type Server struct {
 	cfg      Config
 	embedded *natsembed.Server
 	// nc carries JetStream (events, buckets), the configuration service
-	// and the job signals; conns the scheduler service: every one takes
-	// heartbeats, the first also the operation API (Config.HeartbeatConnections).
+	// and the job signals; svcConn the scheduler service (heartbeats and
+	// the operation API), on a connection of its own.
 	nc       *conn
-	conns    []*conn
+	svcConn  *conn
 	svc      micro.Service
-	hbSubs   []*nats.Subscription
 	sys      *actors.System
 	events   *eventSink
 	rejected atomic.Uint64
@@ -150,14 +149,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("configuration service: %w", err)
 	}
-	for i := range cfg.HeartbeatConnections {
-		c, err := connect(url, fmt.Sprintf("sharetree-scheduler-service-%d", i))
-		if err != nil {
-			return nil, err
-		}
-		s.conns = append(s.conns, c)
+	if s.svcConn, err = connect(url, "sharetree-scheduler-service"); err != nil {
+		return nil, err
 	}
-	svc, err := micro.AddService(s.conns[0].nc, micro.Config{
+	svc, err := micro.AddService(s.svcConn.nc, micro.Config{
 		Name: subjects.SchedulerService, Version: Version,
 		Description: "sharetree scheduler: node heartbeats and the operation API",
 	})
@@ -165,26 +160,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("micro service: %w", err)
 	}
 	s.svc = svc
-	if err := addService(svc, &service{sys: s.sys, nc: s.conns[0].nc, rejected: &s.rejected}); err != nil {
+	if err := addService(svc, &service{sys: s.sys, nc: s.svcConn.nc, rejected: &s.rejected}); err != nil {
 		return nil, err
 	}
 	// The endpoints' subscriptions reach the NATS server only with the
 	// connection's next flush; until then a request finds no responders.
-	if err := s.conns[0].nc.Flush(); err != nil {
+	if err := s.svcConn.nc.Flush(); err != nil {
 		return nil, fmt.Errorf("micro service subscriptions: %w", err)
-	}
-	// The other connections take heartbeats in micro's queue group, so the
-	// NATS server spreads them over every connection.
-	for _, c := range s.conns[1:] {
-		hs := &service{sys: s.sys, nc: c.nc, rejected: &s.rejected}
-		sub, err := c.nc.QueueSubscribe(subjects.NodeHeartbeatAll(), micro.DefaultQueueGroup, hs.onHeartbeat)
-		if err != nil {
-			return nil, fmt.Errorf("heartbeat subscription: %w", err)
-		}
-		s.hbSubs = append(s.hbSubs, sub)
-		if err := c.nc.Flush(); err != nil {
-			return nil, fmt.Errorf("heartbeat subscription: %w", err)
-		}
 	}
 	o := orchid.New(s.sys, cfg.Actors.RequestTimeout, cfg.Logger)
 	if s.orchidSvc, err = orchid.NewService(nc, o); err != nil {
@@ -270,9 +252,6 @@ func (s *Server) Close() {
 	if s.svc != nil {
 		_ = s.svc.Stop()
 	}
-	for _, sub := range s.hbSubs {
-		_ = sub.Drain()
-	}
 	if s.sys != nil {
 		s.sys.Stop()
 	}
@@ -283,8 +262,8 @@ func (s *Server) Close() {
 		s.cfg.Logger.Info("scheduler stopped", "events_dropped", s.events.drops.Load(),
 			"events_failed", s.events.fails.Load(), "requests_rejected", s.rejected.Load())
 	}
-	for _, c := range s.conns {
-		c.drain(10 * time.Second)
+	if s.svcConn != nil {
+		s.svcConn.drain(10 * time.Second)
 	}
 	if s.nc != nil {
 		s.nc.drain(10 * time.Second)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
@@ -15,8 +14,7 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// service is the micro service: decode, validate, send to the actors. There
-// is one per service connection (see Config.HeartbeatConnections).
+// service is the micro service: decode, validate, send to the actors.
 type service struct {
 	sys *actors.System
 	// nc, the connection the requests came in on, sends the replies the
@@ -26,47 +24,6 @@ type service struct {
 	// shared by the connections' services.
 	rejected *atomic.Uint64
 }
-
-// msgRequest is a request received by a plain queue subscription (the
-// heartbeats of the connections after the first, which has the micro
-// service) as a micro.Request, answered as micro answers.
-type msgRequest struct{ m *nats.Msg }
-
-func (r msgRequest) Respond(data []byte, opts ...micro.RespondOpt) error {
-	out := &nats.Msg{Data: data}
-	for _, opt := range opts {
-		opt(out)
-	}
-	return r.m.RespondMsg(out)
-}
-
-func (r msgRequest) RespondJSON(v any, opts ...micro.RespondOpt) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return micro.ErrMarshalResponse
-	}
-	return r.Respond(data, opts...)
-}
-
-func (r msgRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
-	if code == "" || description == "" {
-		return fmt.Errorf("%w: error code and description", micro.ErrArgRequired)
-	}
-	out := &nats.Msg{Header: nats.Header{micro.ErrorHeader: []string{description}, micro.ErrorCodeHeader: []string{code}}}
-	for _, opt := range opts {
-		opt(out)
-	}
-	out.Data = data
-	return r.m.RespondMsg(out)
-}
-
-func (r msgRequest) Data() []byte           { return r.m.Data }
-func (r msgRequest) Headers() micro.Headers { return micro.Headers(r.m.Header) }
-func (r msgRequest) Subject() string        { return r.m.Subject }
-func (r msgRequest) Reply() string          { return r.m.Reply }
-
-// onHeartbeat is the heartbeat handler of a plain queue subscription.
-func (s *service) onHeartbeat(m *nats.Msg) { s.heartbeat(msgRequest{m}) }
 
 func (s *service) fail(req micro.Request, e *pb.Error) {
 	s.rejected.Add(1)
