@@ -132,6 +132,7 @@
 // victims have left, the node's regular passes give other operations only
 // what the reserved room leaves, and the first pass in which the job fits
 // starts it with placement's StartNextWithin. A caller that can overcommit
-// starts it at once with StartNext. Preempt does not preempt again while the
-// job fits in free plus leaving resources (RefusalFitsWithoutPreemption).
+// starts it at once with StartNextWithin and ample free resources. Preempt
+// does not preempt again while the job fits in free plus leaving resources
+// (RefusalFitsWithoutPreemption).
 package preemption

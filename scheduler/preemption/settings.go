@@ -70,9 +70,6 @@ func NewTreeSettings(tree scheduler.TreeConfig, pools []scheduler.PoolConfig) (*
 	return ts, nil
 }
 
-// Thresholds returns the tree's thresholds.
-func (ts *TreeSettings) Thresholds() Thresholds { return ts.thresholds }
-
 // chain is a pool's chain, the pool first, up to the root (exclusive); nil
 // for the root ("").
 func (ts *TreeSettings) chain(pool scheduler.PoolID) []scheduler.PoolID {
