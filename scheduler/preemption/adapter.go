@@ -50,9 +50,10 @@ type Source struct {
 	// resources. Their usage is left out of operations' and pools' usage
 	// and out of the classification.
 	Interrupting map[placement.JobKey]scheduler.Resources
-	// Starving, when not nil, lists the operations of Result whose
-	// starvation status is not NonStarving (computed once per result by the
-	// caller); nil makes PreemptionView scan Result for them.
+	// Starving lists the operations of Result whose starvation status is
+	// not NonStarving: StarvingOperations(Result), computed once per result
+	// by the caller. PreemptionView considers no other starving operations
+	// (nil: none).
 	Starving []scheduler.OperationID
 	// MaxStarts and GracefulTolerance are copied into the views.
 	MaxStarts         int
@@ -190,14 +191,8 @@ func (s *Source) PreemptionView(node Node, jobs []NodeJob) (*View, error) {
 	for _, j := range v.Jobs {
 		ids[j.Operation] = true
 	}
-	if s.Starving != nil {
-		for _, id := range s.Starving {
-			ids[id] = true
-		}
-	} else {
-		for _, id := range StarvingOperations(s.Result) {
-			ids[id] = true
-		}
+	for _, id := range s.Starving {
+		ids[id] = true
 	}
 	sorted := make([]scheduler.OperationID, 0, len(ids))
 	for id := range ids {

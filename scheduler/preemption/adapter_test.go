@@ -125,7 +125,7 @@ func (h *harness) source() *Source {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return &Source{Settings: ts, Result: h.res, Placement: h.p, Interrupting: h.leaves,
+	return &Source{Settings: ts, Result: h.res, Placement: h.p, Interrupting: h.leaves, Starving: StarvingOperations(h.res),
 		Operation: func(id scheduler.OperationID) OperationSettings { return OperationSettings{Mode: h.modes[id]} }}
 }
 

@@ -99,7 +99,8 @@
 // heartbeat, under the lock that guards the placement:
 //
 //	src := &preemption.Source{Settings: ts, Result: latest, Placement: p,
-//		Operation: settingsOf, Interrupting: interrupting}
+//		Operation: settingsOf, Interrupting: interrupting,
+//		Starving: starving} // preemption.StarvingOperations(latest), once per result
 //
 //	// 1. Graceful pass, every heartbeat.
 //	gv, err := src.GracefulView(node, jobs)
