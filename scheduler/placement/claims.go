@@ -31,12 +31,7 @@ func (p *Placement) takeClaimed(e *element, ti int) int {
 // dropTaken removes the resources of a job of task ti, already taken from
 // the task's pending jobs, from the pending totals: the job runs elsewhere.
 func (p *Placement) dropTaken(e *element, ti int) {
-	op := e.op
-	t := &op.tasks[ti]
-	if t.pending == 0 {
-		op.deactivate(ti)
-		e.minPending = op.minActive()
-	}
+	t := e.taken(ti)
 	for a := e; a != nil; a = a.parent {
 		a.pending = a.pending.sub(t.res)
 		a.pendingJobs--
