@@ -69,9 +69,7 @@ func classifyJobsInto(dst []JobClassification, in ClassifyInput) []JobClassifica
 	out := grow(dst, len(in.Jobs))
 	bound1 := in.FairShare.Scale(in.AggressiveThreshold)
 	bound2 := in.FairShare.Scale(in.Threshold)
-	nonPreemptibleOp := in.FairShare.DominatesEps(in.Demand, 1e-4) && in.Demand.DominatesEps(in.FairShare, 1e-4) &&
-		in.Demand.MaxComponent() > 1e-4
-	if nonPreemptibleOp {
+	if FairShareCoversDemand(in.FairShare, in.Demand) {
 		for r := range bound2 {
 			bound2[r] = math.Inf(1)
 		}
@@ -92,31 +90,60 @@ func classifyJobsInto(dst []JobClassification, in ClassifyInput) []JobClassifica
 }
 
 func belowBound(usage Resources, bound Share, in ClassifyInput) bool {
-	strictlyBelowThreshold := true
-	for r := range usage {
-		if !(in.UsageThreshold[r] > usage[r]) {
-			strictlyBelowThreshold = false
-			break
-		}
-	}
-	if strictlyBelowThreshold {
-		return true
-	}
-	return strictlyDominatesNonBlocked(bound, usage.ShareOf(in.Total), in.FairShare, in.Demand)
+	return BelowBound(usage, in.UsageThreshold, bound, in.Total, in.FairShare, in.Demand, 0)
 }
 
-// strictlyDominatesNonBlocked reports whether a strictly exceeds b on every
-// non-blocked resource, where resource r is blocked when the fair share
-// covers the demand. When every resource is blocked it reports whether a
-// exceeds b on some resource.
-func strictlyDominatesNonBlocked(a, b, fairShare, demand Share) bool {
+// FairShareCoversDemand reports whether an operation's fair share covers
+// its demand, a non-zero one, up to the reference's ratio precision (1e-4):
+// the classification then makes nothing of the operation preemptible (its
+// second bound is infinite), only aggressively preemptible.
+func FairShareCoversDemand(fairShare, demand Share) bool {
+	return fairShare.DominatesEps(demand, largeEpsilon) && demand.DominatesEps(fairShare, largeEpsilon) &&
+		demand.MaxComponent() > largeEpsilon
+}
+
+// BelowUsageThreshold reports whether usage is strictly below the
+// non-preemptible usage threshold in every resource (NaN is not below).
+func BelowUsageThreshold(usage, threshold Resources) bool {
+	for r := range usage {
+		if !(threshold[r] > usage[r]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ResourceBlocked reports whether resource r is blocked for an operation:
+// its fair share covers its demand in r (up to 1e-9).
+func ResourceBlocked(fairShare, demand Share, r ResourceType) bool {
+	return fairShare[r]+epsilon >= demand[r]
+}
+
+// BelowBound reports whether an operation using usage is below bound (a
+// multiple of its fair share) in the classification's sense: below its
+// usage threshold (BelowUsageThreshold), or, as a share of total, strictly
+// below bound by more than eps on every resource that is not blocked
+// (ResourceBlocked), on some resource when all of them are. ClassifyJobs
+// passes eps 0; callers that absorb float noise pass their precision.
+func BelowBound(usage, threshold Resources, bound Share, total Resources, fairShare, demand Share, eps float64) bool {
+	if BelowUsageThreshold(usage, threshold) {
+		return true
+	}
+	return strictlyDominatesNonBlocked(bound, usage.ShareOf(total), fairShare, demand, eps)
+}
+
+// strictlyDominatesNonBlocked reports whether a exceeds b by more than eps
+// on every non-blocked resource (see ResourceBlocked). When every resource
+// is blocked it reports whether a exceeds b by more than eps on some
+// resource.
+func strictlyDominatesNonBlocked(a, b, fairShare, demand Share, eps float64) bool {
 	allBlocked := true
 	for r := range a {
-		if fairShare[r]+epsilon >= demand[r] {
+		if ResourceBlocked(fairShare, demand, ResourceType(r)) {
 			continue
 		}
 		allBlocked = false
-		if !(a[r] > b[r]) {
+		if !(a[r] > b[r]+eps) {
 			return false
 		}
 	}
@@ -124,7 +151,7 @@ func strictlyDominatesNonBlocked(a, b, fairShare, demand Share) bool {
 		return true
 	}
 	for r := range a {
-		if a[r] > b[r] {
+		if a[r] > b[r]+eps {
 			return true
 		}
 	}

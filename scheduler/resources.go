@@ -100,6 +100,26 @@ func (p PartialResources) OrInfinite() Resources {
 	return out
 }
 
+// String formats the resources that are set, zeros included, in iteration
+// order, e.g. "{cpu: 10, memory: 0}"; "{}" when none is.
+func (p PartialResources) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	first := true
+	for i, v := range p.Values {
+		if !p.Set.Has(ResourceType(i)) {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "%s: %g", resourceNames[i], v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // Add returns a+b.
 func (a Resources) Add(b Resources) Resources { return vadd(a, b) }
 

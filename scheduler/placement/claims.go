@@ -1,7 +1,5 @@
 package placement
 
-import "github.com/sharetree/sharetree/scheduler"
-
 // JobClaims arbitrates the jobs of an operation that runs in several trees,
 // each tree with its own Placement: a job runs in the tree that claims it
 // first, exactly once. A Placement asks Claim before it starts a fresh job
@@ -33,12 +31,7 @@ func (p *Placement) takeClaimed(e *element, ti int) int {
 // dropTaken removes the resources of a job of task ti, already taken from
 // the task's pending jobs, from the pending totals: the job runs elsewhere.
 func (p *Placement) dropTaken(e *element, ti int) {
-	op := e.op
-	t := &op.tasks[ti]
-	if t.pending == 0 {
-		op.deactivate(ti)
-		e.minPending = op.minActive()
-	}
+	t := e.taken(ti)
 	for a := e; a != nil; a = a.parent {
 		a.pending = a.pending.sub(t.res)
 		a.pendingJobs--
@@ -59,13 +52,4 @@ func (p *Placement) Forget(job JobKey) bool {
 	}
 	p.dropTaken(e, job.Task)
 	return true
-}
-
-// Pending reports whether a job of a known operation is pending here.
-func (p *Placement) Pending(id scheduler.OperationID, task, index int) bool {
-	e := p.ops[id]
-	if e == nil || task < 0 || task >= len(e.op.tasks) {
-		return false
-	}
-	return e.op.tasks[task].isPending(index)
 }

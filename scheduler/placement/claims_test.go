@@ -89,13 +89,13 @@ func TestClaimsShareJobsBetweenTrees(t *testing.T) {
 	if d := gocmp.Diff([]JobKey{{"op", 0, 0}}, keys(again)); d != "" {
 		t.Errorf("retry (-want +got):\n%s", d)
 	}
-	// StartNext claims as well.
-	a, ok := trees[1].StartNext("op", "n1")
+	// StartNextWithin claims as well.
+	a, ok := trees[1].StartNextWithin("op", "n1", ample)
 	if !ok || a.Job != (JobKey{"op", 1, 0}) {
-		t.Errorf("StartNext = %v %v, want job b/0", a.Job, ok)
+		t.Errorf("StartNextWithin = %v %v, want job b/0", a.Job, ok)
 	}
 	if c.owner[jobID{1, 0}] != 1 {
-		t.Error("StartNext did not claim")
+		t.Error("StartNextWithin did not claim")
 	}
 }
 

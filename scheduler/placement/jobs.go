@@ -6,14 +6,9 @@ import "github.com/sharetree/sharetree/scheduler"
 // running on node and moves its resources from pending to usage along the
 // ancestor path.
 func (p *Placement) run(e *element, ti, idx int, node scheduler.NodeID) {
-	op := e.op
-	t := &op.tasks[ti]
-	if t.pending == 0 {
-		op.deactivate(ti)
-		e.minPending = op.minActive()
-	}
+	t := e.taken(ti)
 	p.seq++
-	op.link(&runningJob{id: jobID{ti, idx}, node: node, seq: p.seq})
+	e.op.link(&runningJob{id: jobID{ti, idx}, node: node, seq: p.seq})
 	p.running++
 	for a := e; a != nil; a = a.parent {
 		a.usage = a.usage.add(t.res)
@@ -21,6 +16,19 @@ func (p *Placement) run(e *element, ti, idx int, node scheduler.NodeID) {
 		a.pendingJobs--
 	}
 	p.refresh(e)
+}
+
+// taken updates operation e after a job of task ti left the task's
+// pending jobs: a task with none left is no longer active. It returns the
+// task.
+func (e *element) taken(ti int) *task {
+	op := e.op
+	t := &op.tasks[ti]
+	if t.pending == 0 {
+		op.deactivate(ti)
+		e.minPending = op.minActive()
+	}
+	return t
 }
 
 // JobFinished ends a running job and releases its usage. With requeue the

@@ -28,15 +28,9 @@ func (p *Placement) AddOperation(spec OperationSpec) error {
 			return fmt.Errorf("%w: operation %q names pool %q", ErrUnknownPool, spec.ID, spec.Pool)
 		}
 	}
-	weight := spec.Weight
-	if math.IsNaN(weight) || math.IsInf(weight, 0) || weight < 0 {
-		return fmt.Errorf("%w: operation %q weight must be a finite number >= 0, got %g", ErrInvalidOperation, spec.ID, weight)
-	}
-	if weight == 0 {
-		weight = 1
-	}
-	if r, ok := validLimits(spec.ResourceLimits); !ok {
-		return fmt.Errorf("%w: operation %q resource_limits.%s must be >= 0, got %g", ErrInvalidOperation, spec.ID, r, spec.ResourceLimits.Values[r])
+	weight, err := checkWeightLimits(spec.ID, spec.Weight, spec.ResourceLimits)
+	if err != nil {
+		return err
 	}
 	op := &operation{pool: spec.Pool, tasks: make([]task, len(spec.Tasks)), running: map[jobID]*runningJob{}, claims: spec.Claims}
 	var pending vec
@@ -78,6 +72,22 @@ func (p *Placement) AddOperation(spec OperationSpec) error {
 	return nil
 }
 
+// checkWeightLimits validates an operation's weight (finite, >= 0) and
+// resource limits (>= 0), and returns the weight to use: 0 means 1. Errors
+// wrap ErrInvalidOperation.
+func checkWeightLimits(id scheduler.OperationID, weight float64, limits scheduler.PartialResources) (float64, error) {
+	if math.IsNaN(weight) || math.IsInf(weight, 0) || weight < 0 {
+		return 0, fmt.Errorf("%w: operation %q weight must be a finite number >= 0, got %g", ErrInvalidOperation, id, weight)
+	}
+	if r, ok := validLimits(limits); !ok {
+		return 0, fmt.Errorf("%w: operation %q resource_limits.%s must be >= 0, got %g", ErrInvalidOperation, id, r, limits.Values[r])
+	}
+	if weight == 0 {
+		weight = 1
+	}
+	return weight, nil
+}
+
 // compareOps orders operations by (Order, id).
 func compareOps(a, b *element) int {
 	return cmp.Or(cmp.Compare(a.order, b.order), cmp.Compare(a.name, b.name))
@@ -91,19 +101,27 @@ func (p *Placement) RemoveOperation(id scheduler.OperationID) {
 	if e == nil {
 		return
 	}
-	for a := e.parent; a != nil; a = a.parent {
-		a.usage = a.usage.sub(e.usage)
-		a.pending = a.pending.sub(e.pending)
-		a.pendingJobs -= e.pendingJobs
-	}
+	p.detach(e)
 	p.running -= len(e.op.running)
-	e.op.removed = true
-	p.refresh(e)
 	delete(p.ops, id)
 	if i, found := slices.BinarySearchFunc(p.opList, e, compareOps); found {
 		p.opList = slices.Delete(p.opList, i, i+1)
 	}
 	e.parent = nil
+}
+
+// detach takes operation e out of its chain: the ancestors' sums lose its
+// usage and pending jobs, and e leaves its parent's heap. e stays marked
+// removed, a candidate nowhere, until the caller attaches it elsewhere
+// (MoveOperation) or forgets it (RemoveOperation).
+func (p *Placement) detach(e *element) {
+	for a := e.parent; a != nil; a = a.parent {
+		a.usage = a.usage.sub(e.usage)
+		a.pending = a.pending.sub(e.pending)
+		a.pendingJobs -= e.pendingJobs
+	}
+	e.op.removed = true
+	p.refresh(e)
 }
 
 // Operations reports every operation sorted by (Order, id). O(n).

@@ -2,33 +2,22 @@ package placement
 
 import "github.com/sharetree/sharetree/scheduler"
 
-// StartNext starts the next pending job of operation id on node without
-// looking at the node's free resources: the caller has made room for it (by
-// preemption, see scheduler/preemption). The operation and its ancestors
-// stay within their ResourceLimits: the job is the first of the operation's
-// tasks with pending jobs that fits what the limits leave. It returns false,
-// changing nothing, for an unknown operation, one with nothing pending, or
-// one whose limits leave room for none of its pending jobs.
-// O(depth·log n + tasks).
-func (p *Placement) StartNext(id scheduler.OperationID, node scheduler.NodeID) (Assignment, bool) {
-	return p.startNext(id, node, unlimitedVec)
-}
-
-// StartNextWithin is StartNext for a job that must also fit free, the
-// node's free resources: the job starts in a place kept for the operation
-// (a node whose preempted jobs have left, see actors' reservations), and
-// nobody else's order decides. It returns false, changing nothing, where
-// StartNext would, or when none of the pending jobs the limits allow fits
-// free.
+// StartNextWithin starts the next pending job of operation id on node, a
+// job that fits free, the node's free resources: the job starts in a place
+// kept for the operation (a node whose preempted jobs have left, see
+// actors' reservations, and scheduler/preemption), and nobody else's order
+// decides. The operation and its ancestors stay within their
+// ResourceLimits: the job is the first of the operation's tasks with
+// pending jobs that fits both free and what the limits leave. It returns
+// false, changing nothing, for an unknown operation, one with nothing
+// pending, or one whose limits and free resources leave room for none of
+// its pending jobs. O(depth·log n + tasks).
 func (p *Placement) StartNextWithin(id scheduler.OperationID, node scheduler.NodeID, free scheduler.Resources) (Assignment, bool) {
-	return p.startNext(id, node, floorVec(free))
-}
-
-func (p *Placement) startNext(id scheduler.OperationID, node scheduler.NodeID, room vec) (Assignment, bool) {
 	e := p.ops[id]
 	if e == nil || len(e.op.active) == 0 {
 		return Assignment{}, false
 	}
+	room := floorVec(free)
 	for a := e; a != nil; a = a.parent {
 		if a.limited {
 			room = room.min(a.room())

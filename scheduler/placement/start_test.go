@@ -8,7 +8,12 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 )
 
-func TestStartNext(t *testing.T) {
+// ample is more free resources than any test job needs: a caller that made
+// room for the job (by preemption) passes it.
+var ample = scheduler.Resources{1e6, 1e6, 1e6, 1e6, 1e6}
+
+// With ample free resources only the limits and the pending jobs decide.
+func TestStartNextWithinAmple(t *testing.T) {
 	p := New()
 	p.SetTotal(res(10, 10, 100))
 	if err := p.SetPools([]PoolSpec{{Name: "capped", ResourceLimits: limits(map[scheduler.ResourceType]float64{scheduler.CPU: 3})}}); err != nil {
@@ -17,19 +22,19 @@ func TestStartNext(t *testing.T) {
 	if err := p.AddOperation(op("x", "capped", 1, 5, res(1, 1, 1))); err != nil {
 		t.Fatal(err)
 	}
-	// The node's free resources are not consulted: the caller made room.
+	// The node's free resources are ample: the caller made room.
 	for i := range 3 {
-		a, ok := p.StartNext("x", "n1")
+		a, ok := p.StartNextWithin("x", "n1", ample)
 		want := Assignment{Job: JobKey{Operation: "x", Task: 0, Index: i}, Resources: res(1, 1, 1)}
 		if !ok || !cmp.Equal(a, want) {
 			t.Fatalf("start %d: %+v, %v; want %+v", i, a, ok, want)
 		}
 	}
 	// The pool's cpu limit of 3 is reached.
-	if _, ok := p.StartNext("x", "n1"); ok {
+	if _, ok := p.StartNextWithin("x", "n1", ample); ok {
 		t.Error("started beyond the pool's limit")
 	}
-	if _, ok := p.StartNext("y", "n1"); ok {
+	if _, ok := p.StartNextWithin("y", "n1", ample); ok {
 		t.Error("started a job of an unknown operation")
 	}
 	if s := p.Stats(); s.RunningJobs != 3 || s.PendingJobs != 2 {
@@ -41,10 +46,10 @@ func TestStartNext(t *testing.T) {
 	if err := p.AddOperation(op("z", "", 2, 1, res(1, 1, 1))); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.StartNext("z", "n2"); !ok {
+	if _, ok := p.StartNextWithin("z", "n2", ample); !ok {
 		t.Fatal("z did not start")
 	}
-	if _, ok := p.StartNext("z", "n2"); ok {
+	if _, ok := p.StartNextWithin("z", "n2", ample); ok {
 		t.Error("started a job of an operation with nothing pending")
 	}
 }

@@ -76,23 +76,6 @@ func (t *task) takeIndex(idx int) bool {
 	return true
 }
 
-// isPending reports whether job idx is pending.
-func (t *task) isPending(idx int) bool {
-	if idx < 0 || idx >= t.count {
-		return false
-	}
-	for _, r := range t.retry {
-		if r == idx {
-			return true
-		}
-	}
-	if idx < t.next {
-		return false
-	}
-	_, skipped := t.skip[idx]
-	return !skipped
-}
-
 // requeue makes job idx pending again (after its run ended).
 func (t *task) requeue(idx int) {
 	t.retry = append(t.retry, idx)

@@ -2,7 +2,6 @@ package placement
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -19,14 +18,9 @@ func (p *Placement) UpdateOperation(id scheduler.OperationID, weight float64, li
 	if e == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownOperation, id)
 	}
-	if math.IsNaN(weight) || math.IsInf(weight, 0) || weight < 0 {
-		return fmt.Errorf("%w: operation %q weight must be a finite number >= 0, got %g", ErrInvalidOperation, id, weight)
-	}
-	if r, ok := validLimits(limits); !ok {
-		return fmt.Errorf("%w: operation %q resource_limits.%s must be >= 0, got %g", ErrInvalidOperation, id, r, limits.Values[r])
-	}
-	if weight == 0 {
-		weight = 1
+	weight, err := checkWeightLimits(id, weight, limits)
+	if err != nil {
+		return err
 	}
 	e.specWeight, e.weight = weight, weight
 	e.limit, e.limited = limitVec(limits), !limits.IsEmpty()
@@ -52,17 +46,9 @@ func (p *Placement) MoveOperation(id scheduler.OperationID, pool scheduler.PoolI
 	if parent == e.parent {
 		return nil
 	}
-	// Leave the old chain: its sums lose the operation, and the operation
-	// leaves the old parent's heap (it is no candidate while marked removed).
-	for a := e.parent; a != nil; a = a.parent {
-		a.usage = a.usage.sub(e.usage)
-		a.pending = a.pending.sub(e.pending)
-		a.pendingJobs -= e.pendingJobs
-	}
-	e.op.removed = true
-	p.refresh(e)
+	// Leave the old chain, then join the new one.
+	p.detach(e)
 	e.op.removed = false
-	// Join the new one.
 	e.parent, e.depth, e.op.pool = parent, parent.depth+1, pool
 	for a := parent; a != nil; a = a.parent {
 		a.usage = a.usage.add(e.usage)

@@ -50,9 +50,10 @@ type Source struct {
 	// resources. Their usage is left out of operations' and pools' usage
 	// and out of the classification.
 	Interrupting map[placement.JobKey]scheduler.Resources
-	// Starving, when not nil, lists the operations of Result whose
-	// starvation status is not NonStarving (computed once per result by the
-	// caller); nil makes PreemptionView scan Result for them.
+	// Starving lists the operations of Result whose starvation status is
+	// not NonStarving: StarvingOperations(Result), computed once per result
+	// by the caller. PreemptionView considers no other starving operations
+	// (nil: none).
 	Starving []scheduler.OperationID
 	// MaxStarts and GracefulTolerance are copied into the views.
 	MaxStarts         int
@@ -98,18 +99,22 @@ func compareKeys(a, b placement.JobKey) int {
 }
 
 // operation builds an operation's view entry from the placement and the
-// result; ok is false when the placement does not know it.
-func (s *Source) operation(id scheduler.OperationID, leaving map[scheduler.OperationID]scheduler.Resources) (Operation, bool) {
+// result, with its pool chain when withPools is set; ok is false when the
+// placement does not know it.
+func (s *Source) operation(id scheduler.OperationID, leaving map[scheduler.OperationID]scheduler.Resources, withPools bool) (Operation, bool) {
 	u, ok := s.Placement.Operation(id)
 	if !ok {
 		return Operation{}, false
 	}
 	set := s.settings(id)
 	o := Operation{
-		ID: id, Pools: s.Settings.chain(u.Pool), Mode: set.Mode,
+		ID: id, Mode: set.Mode,
 		Usage:               u.Usage.Sub(leaving[id]).Max(scheduler.Resources{}),
 		NonPreemptibleUsage: s.Settings.usageThreshold(u.Pool, set.NonPreemptibleResourceUsageThreshold),
 		NextJob:             u.JobResources, PendingJobs: u.PendingJobCount,
+	}
+	if withPools {
+		o.Pools = s.Settings.chain(u.Pool)
 	}
 	if e, ok := s.Result.Element(string(id)); ok && e.Kind == scheduler.KindOperation {
 		o.FairShare, o.Demand, o.Starvation = e.FairShare.Total, e.DemandShare, e.StarvationStatus
@@ -153,10 +158,9 @@ func (s *Source) GracefulView(node Node, jobs []NodeJob) (*View, error) {
 		ok, seen := described[id]
 		if !seen {
 			var o Operation
-			o, ok = s.operation(id, leaving)
+			o, ok = s.operation(id, leaving, false)
 			described[id] = ok
 			if ok {
-				o.Pools = nil
 				v.Operations = append(v.Operations, o)
 			}
 		}
@@ -187,14 +191,8 @@ func (s *Source) PreemptionView(node Node, jobs []NodeJob) (*View, error) {
 	for _, j := range v.Jobs {
 		ids[j.Operation] = true
 	}
-	if s.Starving != nil {
-		for _, id := range s.Starving {
-			ids[id] = true
-		}
-	} else {
-		for _, id := range StarvingOperations(s.Result) {
-			ids[id] = true
-		}
+	for _, id := range s.Starving {
+		ids[id] = true
 	}
 	sorted := make([]scheduler.OperationID, 0, len(ids))
 	for id := range ids {
@@ -204,7 +202,7 @@ func (s *Source) PreemptionView(node Node, jobs []NodeJob) (*View, error) {
 	known := map[scheduler.OperationID]int{}
 	pools := map[scheduler.PoolID]bool{}
 	for _, id := range sorted {
-		o, ok := s.operation(id, leaving)
+		o, ok := s.operation(id, leaving, true)
 		if !ok {
 			continue
 		}
@@ -260,13 +258,10 @@ func (s *Source) classify(v *View) {
 			AggressiveThreshold: th.Aggressive, Threshold: th.Preemption,
 			UsageThreshold: o.NonPreemptibleUsage, Jobs: jobs,
 		})
-		bySeq := make(map[uint64]scheduler.PreemptionClass, len(classes))
-		for k, c := range classes {
-			bySeq[seqs[k]] = c.Class
-		}
+		// seqs ascend: RunningJobs lists the jobs in start order.
 		for _, ji := range idx {
-			if c, ok := bySeq[v.Jobs[ji].Seq]; ok {
-				v.Jobs[ji].Class = c
+			if k, ok := slices.BinarySearch(seqs, v.Jobs[ji].Seq); ok {
+				v.Jobs[ji].Class = classes[k].Class
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package preemption
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -110,14 +111,7 @@ func (h *harness) nodeJobs(node scheduler.NodeID) []NodeJob {
 }
 
 func jobName(k placement.JobKey) string {
-	return string(k.Operation) + "." + string(rune('a'+k.Task)) + "." + itoa(k.Index)
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
+	return string(k.Operation) + "." + string(rune('a'+k.Task)) + "." + strconv.Itoa(k.Index)
 }
 
 func (h *harness) source() *Source {
@@ -125,7 +119,7 @@ func (h *harness) source() *Source {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return &Source{Settings: ts, Result: h.res, Placement: h.p, Interrupting: h.leaves,
+	return &Source{Settings: ts, Result: h.res, Placement: h.p, Interrupting: h.leaves, Starving: StarvingOperations(h.res),
 		Operation: func(id scheduler.OperationID) OperationSettings { return OperationSettings{Mode: h.modes[id]} }}
 }
 

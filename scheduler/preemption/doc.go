@@ -99,7 +99,8 @@
 // heartbeat, under the lock that guards the placement:
 //
 //	src := &preemption.Source{Settings: ts, Result: latest, Placement: p,
-//		Operation: settingsOf, Interrupting: interrupting}
+//		Operation: settingsOf, Interrupting: interrupting,
+//		Starving: starving} // preemption.StarvingOperations(latest), once per result
 //
 //	// 1. Graceful pass, every heartbeat.
 //	gv, err := src.GracefulView(node, jobs)
@@ -132,6 +133,7 @@
 // victims have left, the node's regular passes give other operations only
 // what the reserved room leaves, and the first pass in which the job fits
 // starts it with placement's StartNextWithin. A caller that can overcommit
-// starts it at once with StartNext. Preempt does not preempt again while the
-// job fits in free plus leaving resources (RefusalFitsWithoutPreemption).
+// starts it at once with StartNextWithin and ample free resources. Preempt
+// does not preempt again while the job fits in free plus leaving resources
+// (RefusalFitsWithoutPreemption).
 package preemption

@@ -62,7 +62,7 @@ func Graceful(v *View) ([]GracefulInterrupt, error) {
 			continue
 		}
 		share := o.usage.ShareOf(s.total)
-		d := dominant(share, s.total)
+		d := scheduler.DominantResource(o.usage, s.total)
 		u, f := share[d], o.FairShare[d]
 		if !(u > f+tol) {
 			continue
@@ -84,16 +84,4 @@ func Graceful(v *View) ([]GracefulInterrupt, error) {
 		}
 	}
 	return out, nil
-}
-
-// dominant is the resource with the largest share among those with a
-// positive total, the earlier one on ties; cpu when all are 0.
-func dominant(share scheduler.Share, total scheduler.Resources) scheduler.ResourceType {
-	best, bestShare := scheduler.CPU, 0.0
-	for r := range share {
-		if total[r] > 0 && share[r] > bestShare {
-			best, bestShare = scheduler.ResourceType(r), share[r]
-		}
-	}
-	return best
 }

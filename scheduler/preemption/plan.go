@@ -68,7 +68,7 @@ type Reason struct {
 func (r Reason) String() string {
 	return fmt.Sprintf("preempted for %s operation %s: job is %s, its operation kept at >= %g × fair share "+
 		"(preemption_satisfaction_threshold %g, aggressive_preemption_satisfaction_threshold %g, non_preemptible_resource_usage_threshold %s)",
-		r.ForStarvation, r.For, r.Class, r.VictimFloor, r.Thresholds.Preemption, r.Thresholds.Aggressive, partialString(r.Thresholds.NonPreemptibleUsage))
+		r.ForStarvation, r.For, r.Class, r.VictimFloor, r.Thresholds.Preemption, r.Thresholds.Aggressive, r.Thresholds.NonPreemptibleUsage)
 }
 
 // RefusalCode says why a starving operation got no job by preemption.
@@ -192,23 +192,4 @@ func (p Plan) Explain() string {
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// partialString formats a partial resource map; "{}" when empty.
-func partialString(p scheduler.PartialResources) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	first := true
-	for r := range scheduler.NumResources {
-		if !p.Set.Has(scheduler.ResourceType(r)) {
-			continue
-		}
-		if !first {
-			b.WriteString(", ")
-		}
-		first = false
-		fmt.Fprintf(&b, "%s: %g", scheduler.ResourceType(r), p.Values[r])
-	}
-	b.WriteByte('}')
-	return b.String()
 }

@@ -85,13 +85,13 @@ func (s *state) attempt(o *opState) (*Decision, Refusal) {
 		s:           s,
 		deficit:     o.NextJob.Sub(s.releasable).Max(scheduler.Resources{}),
 		floor:       th.Preemption,
-		infinite:    func(v *opState) bool { return v.coversDemand },
+		aggressive:  aggressive,
 		outside:     make([]bool, len(s.pools)),
 		removedOp:   make([]scheduler.Resources, len(s.ops)),
 		removedPool: make([]scheduler.Resources, len(s.pools)),
 	}
 	if aggressive {
-		q.floor, q.infinite = th.Aggressive, func(*opState) bool { return false }
+		q.floor = th.Aggressive
 	}
 	for i := range q.outside {
 		q.outside[i] = true

@@ -136,7 +136,7 @@ func checkPlan(t *testing.T, seed uint64, w world, plan Plan) {
 			t.Fatalf("seed %d: %s's job started by preemption is preemptible at once", seed, s.ID)
 		}
 		after := s.Usage.Add(s.NextJob)
-		if !refCovers(s) && !strictlyBelow(after, s.NonPreemptibleUsage) {
+		if !refCovers(s) && !scheduler.BelowUsageThreshold(after, s.NonPreemptibleUsage) {
 			share := after.ShareOf(v.Total)
 			for r := range share {
 				if s.FairShare[r]+refEps < s.Demand[r] && share[r] > v.Thresholds.Preemption*s.FairShare[r]+refEps {
@@ -240,7 +240,7 @@ func refOutcome(m *refModel, s *Operation) (RefusalCode, []JobID) {
 	th := m.v.Thresholds.Preemption
 	after := s.Usage.Add(s.NextJob)
 	wouldBe := false
-	if !strictlyBelow(after, s.NonPreemptibleUsage) && !refCovers(s) {
+	if !scheduler.BelowUsageThreshold(after, s.NonPreemptibleUsage) && !refCovers(s) {
 		if !refBelow(s, s.Usage, m.v.Total, th, false) {
 			wouldBe = true
 		}

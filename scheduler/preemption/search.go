@@ -14,11 +14,10 @@ type search struct {
 	s       *state
 	cands   []*jobState
 	deficit scheduler.Resources
-	// floor is the victim floor threshold; infinite marks, per operation,
-	// that the bound is infinite (Starving preemptor, fair share covering
-	// the demand).
-	floor    float64
-	infinite func(*opState) bool
+	// floor is the victim floor threshold; aggressive is set for an
+	// AggressivelyStarving preemptor (see infinite).
+	floor      float64
+	aggressive bool
 	// outside[p] is true when the pool is not on the starving operation's
 	// chain, so its protection applies.
 	outside []bool
@@ -29,6 +28,10 @@ type search struct {
 	visited   int
 	picked    []int
 }
+
+// infinite reports whether operation v's floor is infinite: for a Starving
+// preemptor, when v's fair share covers its demand.
+func (q *search) infinite(v *opState) bool { return !q.aggressive && v.coversDemand }
 
 // valid reports whether adding candidate c to the current set keeps every
 // operation at or above its floor and every protected pool at or above its

@@ -2,6 +2,7 @@ package preemption
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -18,6 +19,8 @@ type TreeSettings struct {
 	// poolThreshold is each pool's effective usage threshold (its own
 	// setting, or the nearest ancestor's, or the tree's).
 	poolThreshold map[scheduler.PoolID]scheduler.Resources
+	// chains is each pool's chain (see chain).
+	chains map[scheduler.PoolID][]scheduler.PoolID
 }
 
 // NewTreeSettings validates the tree configuration and indexes the pools.
@@ -36,6 +39,7 @@ func NewTreeSettings(tree scheduler.TreeConfig, pools []scheduler.PoolConfig) (*
 		treeThreshold: thresholdVector(tree.NonPreemptibleResourceUsageThreshold),
 		parent:        make(map[scheduler.PoolID]scheduler.PoolID, len(pools)),
 		poolThreshold: make(map[scheduler.PoolID]scheduler.Resources, len(pools)),
+		chains:        make(map[scheduler.PoolID][]scheduler.PoolID, len(pools)),
 	}
 	own := make(map[scheduler.PoolID]*scheduler.PartialResources, len(pools))
 	for i := range pools {
@@ -51,39 +55,34 @@ func NewTreeSettings(tree scheduler.TreeConfig, pools []scheduler.PoolConfig) (*
 	}
 	for i := range pools {
 		name := pools[i].Name
-		th := ts.treeThreshold
-		steps := 0
+		th, found := ts.treeThreshold, false
+		var chain []scheduler.PoolID
 		for cur := name; cur != ""; cur = ts.parent[cur] {
 			if _, ok := ts.parent[cur]; !ok {
+				if found {
+					break // the chain ends at an unknown ancestor
+				}
 				return nil, fmt.Errorf("%w: pool %q has an unknown ancestor %q", ErrInvalidSource, name, cur)
 			}
-			if steps++; steps > len(pools) {
+			if steps := len(chain) + 1; steps > len(pools) {
 				return nil, fmt.Errorf("%w: pool %q is on a parent cycle", ErrInvalidSource, name)
 			}
-			if s := own[cur]; s != nil {
-				th = thresholdVector(*s)
-				break
+			chain = append(chain, cur)
+			if s := own[cur]; s != nil && !found {
+				th, found = thresholdVector(*s), true
 			}
 		}
 		ts.poolThreshold[name] = th
+		ts.chains[name] = slices.Clip(chain)
 	}
 	return ts, nil
 }
 
-// Thresholds returns the tree's thresholds.
-func (ts *TreeSettings) Thresholds() Thresholds { return ts.thresholds }
-
 // chain is a pool's chain, the pool first, up to the root (exclusive); nil
-// for the root ("").
+// for the root ("") and unknown pools. The slice is shared by every caller
+// and must not be modified.
 func (ts *TreeSettings) chain(pool scheduler.PoolID) []scheduler.PoolID {
-	var out []scheduler.PoolID
-	for cur := pool; cur != ""; cur = ts.parent[cur] {
-		if _, ok := ts.parent[cur]; !ok {
-			break
-		}
-		out = append(out, cur)
-	}
-	return out
+	return ts.chains[pool]
 }
 
 // usageThreshold is an operation's effective non-preemptible usage

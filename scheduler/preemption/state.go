@@ -7,13 +7,8 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 )
 
-// Numeric precisions: epsilon absorbs float noise in share comparisons;
-// largeEpsilon is the reference's ratio comparison precision, used to tell
-// whether a fair share covers a demand.
-const (
-	epsilon      = 1e-9
-	largeEpsilon = 1e-4
-)
+// epsilon absorbs float noise in share comparisons.
+const epsilon = 1e-9
 
 // state is a working copy of a view: usage moves as decisions are made,
 // the view itself is never written.
@@ -70,8 +65,7 @@ func newState(v *View) *state {
 	opByID := make(map[scheduler.OperationID]*opState, len(v.Operations))
 	for i := range v.Operations {
 		o := &opState{Operation: &v.Operations[i], usage: v.Operations[i].Usage}
-		o.coversDemand = o.FairShare.DominatesEps(o.Demand, largeEpsilon) && o.Demand.DominatesEps(o.FairShare, largeEpsilon) &&
-			o.Demand.MaxComponent() > largeEpsilon
+		o.coversDemand = scheduler.FairShareCoversDemand(o.FairShare, o.Demand)
 		for _, id := range o.Pools {
 			o.chain = append(o.chain, poolByID[id])
 		}
@@ -100,51 +94,16 @@ func newestFirst(a, b *Job) int {
 }
 
 // belowFloor reports whether usage u of operation o is below k × its fair
-// share in the classification's sense: strictly below its non-preemptible
-// usage in every resource, or (unless infinite says the bound is infinite,
-// when it always is) strictly below k × fair share on every resource whose
-// demand the fair share does not cover. Float noise of epsilon counts as
-// equal.
+// share in the classification's sense (scheduler.BelowBound): strictly
+// below its non-preemptible usage in every resource, or (unless infinite
+// says the bound is infinite, when it always is) strictly below k × fair
+// share on every resource whose demand the fair share does not cover.
+// Float noise of epsilon counts as equal.
 func (o *opState) belowFloor(u, total scheduler.Resources, k float64, infinite bool) bool {
-	if strictlyBelow(u, o.NonPreemptibleUsage) || infinite {
+	if infinite {
 		return true
 	}
-	return strictlyDominatesNonBlocked(o.FairShare.Scale(k), u.ShareOf(total), o.FairShare, o.Demand)
-}
-
-// strictlyBelow reports whether u_r < t_r for every resource.
-func strictlyBelow(u, t scheduler.Resources) bool {
-	for r := range u {
-		if !(t[r] > u[r]) {
-			return false
-		}
-	}
-	return true
-}
-
-// strictlyDominatesNonBlocked reports whether a exceeds b by more than
-// epsilon on every resource whose demand the fair share does not cover (on
-// some resource when the fair share covers all of them).
-func strictlyDominatesNonBlocked(a, b, fair, demand scheduler.Share) bool {
-	allBlocked := true
-	for r := range a {
-		if fair[r]+epsilon >= demand[r] {
-			continue
-		}
-		allBlocked = false
-		if !(a[r] > b[r]+epsilon) {
-			return false
-		}
-	}
-	if !allBlocked {
-		return true
-	}
-	for r := range a {
-		if a[r] > b[r]+epsilon {
-			return true
-		}
-	}
-	return false
+	return scheduler.BelowBound(u, o.NonPreemptibleUsage, o.FairShare.Scale(k), total, o.FairShare, o.Demand, epsilon)
 }
 
 // belowGuarantee reports whether a pool using share u is below its
@@ -173,7 +132,7 @@ func belowGuarantee(u, g scheduler.Share) bool {
 // when the fair share covers the demand.
 func (o *opState) wouldBePreemptible(next, total scheduler.Resources, th float64) bool {
 	after := o.usage.Add(next)
-	if strictlyBelow(after, o.NonPreemptibleUsage) || o.coversDemand {
+	if scheduler.BelowUsageThreshold(after, o.NonPreemptibleUsage) || o.coversDemand {
 		return false
 	}
 	if !o.belowFloor(o.usage, total, th, false) {
@@ -181,7 +140,7 @@ func (o *opState) wouldBePreemptible(next, total scheduler.Resources, th float64
 	}
 	share, bound := after.ShareOf(total), o.FairShare.Scale(th)
 	for r := range share {
-		if o.FairShare[r]+epsilon >= o.Demand[r] {
+		if scheduler.ResourceBlocked(o.FairShare, o.Demand, scheduler.ResourceType(r)) {
 			continue
 		}
 		if share[r] > bound[r]+epsilon {

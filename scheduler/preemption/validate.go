@@ -41,10 +41,9 @@ func (v *View) Validate() error {
 	pools := make(map[scheduler.PoolID]bool, len(v.Pools))
 	for i := range v.Pools {
 		p := &v.Pools[i]
-		if p.ID == "" || pools[p.ID] {
+		if !newID(pools, p.ID) {
 			return bad("pool %d: id %q is empty or repeated", i, p.ID)
 		}
-		pools[p.ID] = true
 		if err := finiteShare(p.Guarantee); err != nil {
 			return bad("pool %q guarantee: %v", p.ID, err)
 		}
@@ -55,10 +54,9 @@ func (v *View) Validate() error {
 	ops := make(map[scheduler.OperationID]bool, len(v.Operations))
 	for i := range v.Operations {
 		o := &v.Operations[i]
-		if o.ID == "" || ops[o.ID] {
+		if !newID(ops, o.ID) {
 			return bad("operation %d: id %q is empty or repeated", i, o.ID)
 		}
-		ops[o.ID] = true
 		for _, p := range o.Pools {
 			if !pools[p] {
 				return bad("operation %q: pool %q of its chain is not in the view", o.ID, p)
@@ -88,10 +86,9 @@ func (v *View) Validate() error {
 	jobs := make(map[JobID]bool, len(v.Jobs))
 	for i := range v.Jobs {
 		j := &v.Jobs[i]
-		if j.ID == "" || jobs[j.ID] {
+		if !newID(jobs, j.ID) {
 			return bad("job %d: id %q is empty or repeated", i, j.ID)
 		}
-		jobs[j.ID] = true
 		if !ops[j.Operation] {
 			return bad("job %q: operation %q is not in the view", j.ID, j.Operation)
 		}
@@ -103,6 +100,16 @@ func (v *View) Validate() error {
 		}
 	}
 	return nil
+}
+
+// newID records id in seen; false, recording nothing, when id is empty or
+// already seen.
+func newID[ID ~string](seen map[ID]bool, id ID) bool {
+	if id == "" || seen[id] {
+		return false
+	}
+	seen[id] = true
+	return true
 }
 
 // finiteVec checks that every amount is finite and, unless negative is

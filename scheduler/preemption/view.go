@@ -70,7 +70,9 @@ type Operation struct {
 	ID scheduler.OperationID
 	// Pools is the operation's pool chain: its own pool first, then each
 	// ancestor up to (excluding) the root; empty for an operation in the
-	// root. Every pool must be in View.Pools.
+	// root. Every pool must be in View.Pools. Views built by
+	// Source.PreemptionView share it with the tree's settings: do not
+	// modify it.
 	Pools []scheduler.PoolID
 	// FairShare and Demand are the operation's shares from the latest
 	// fair-share update (FairShare.Total and DemandShare of its result).
