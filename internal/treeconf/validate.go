@@ -121,17 +121,17 @@ func checkPoolConfig(tree, pool, prefix string, cfg scheduler.PoolConfig, tc sch
 	main := tc.MainResource
 	if sg := cfg.StrongGuaranteeResources; !sg.IsEmpty() && !sg.Set.Has(main) {
 		return ruleErr(RuleMainResource, tree, pool, prefix+"strong_guarantee_resources",
-			"%s does not name the tree's main_resource %s", fmtResources(sg), main)
+			"%s does not name the tree's main_resource %s", sg.String(), main)
 	}
 	ig := cfg.IntegralGuarantees
 	if bg := ig.BurstGuaranteeResources; !bg.IsEmpty() {
 		if ig.GuaranteeType == scheduler.GuaranteeRelaxed {
 			return ruleErr(RuleBurstOnRelaxed, tree, pool, prefix+"integral_guarantees.burst_guarantee_resources",
-				"a relaxed pool cannot have a burst guarantee (%s)", fmtResources(bg))
+				"a relaxed pool cannot have a burst guarantee (%s)", bg.String())
 		}
 		if !bg.Set.Has(main) {
 			return ruleErr(RuleMainResource, tree, pool, prefix+"integral_guarantees.burst_guarantee_resources",
-				"%s does not name the tree's main_resource %s", fmtResources(bg), main)
+				"%s does not name the tree's main_resource %s", bg.String(), main)
 		}
 	}
 	if err := checkRunning(tree, pool, prefix, cfg, tc); err != nil {
@@ -391,15 +391,4 @@ func engineField(err error, subject string) (string, string) {
 // trimSentinel drops the sentinel's text from the front of err's message.
 func trimSentinel(err, sentinel error) string {
 	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
-}
-
-// fmtResources prints the resources a PartialResources sets ({cpu: 10}).
-func fmtResources(p scheduler.PartialResources) string {
-	var parts []string
-	for r := range scheduler.NumResources {
-		if p.Set.Has(scheduler.ResourceType(r)) {
-			parts = append(parts, fmt.Sprintf("%s: %g", scheduler.ResourceType(r), p.Values[r]))
-		}
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }
