@@ -410,7 +410,11 @@ type sumChild struct {
 	slope   Share // the child's current slope
 	pending Share // its rise deferred from a near-vertical segment
 	scale   float64
-	kid     int32 // the child's element index (with a tree)
+	// kid is the child's element index (with a tree), read only to ask
+	// for more points while done is false (a sum kept across updates,
+	// whose children are operations, keeps the indexes of the tree it was
+	// started in, see reshape).
+	kid int32
 	// end is a complete function's activeEnd (-1 while unknown); nf is an
 	// index known to be below the child's activeEnd (-1 when none is).
 	end, nf int32

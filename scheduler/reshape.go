@@ -14,7 +14,10 @@ package scheduler
 // functions from the last tree instead of filling and building them (see
 // fill): those of the operations whose inputs are bitwise unchanged (see
 // opcache.go). A kept children's sum of such a pool (keptSum) moves with
-// it: its children are renumbered. In a pool whose operations changed,
+// it as it is: its children are operations, whose functions are complete,
+// so the sum never asks the tree for them by their element indexes
+// (childSum.has), which therefore need no renumbering. In a pool whose
+// operations changed,
 // the operations that stay are found by id and moved too (the pool's sum
 // is built again).
 //
@@ -190,20 +193,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 		return false
 	}
 	t.fill(snap, true, keepFn, true, true)
-
-	// Kept sums of pools whose operations moved: their children are the
-	// same operations, renumbered.
-	for s := range np + 1 {
-		pe := &t.el[t.slots[s].elem]
-		lz := &t.lz[pe.ord]
-		if !lz.sumKept || pe.kidHi == pe.kidLo {
-			continue
-		}
-		delta := int32(t.kids[pe.kidLo+pe.poolKids]) - t.oldFirst[s]
-		for k := range lz.sum.ch {
-			lz.sum.ch[k].kid += delta
-		}
-	}
 	t.opInOK = true
 	t.topo.record(snap)
 	return true
