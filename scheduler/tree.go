@@ -419,10 +419,10 @@ func (t *tree) build(snap *Snapshot) error {
 // unchanged (see validateOperations; reshape sets it for the operations it
 // found in the last tree).
 //
-// With moved (reshape), the operations that were in the last tree are
-// found at t.opOld in the last tree's elements (elOld, with their inputs in
-// opInOld at t.opOldSrc), and those whose inputs did not change are copied
-// from there (moveKept).
+// With moved (reshape, which passes keep too), the operations that were
+// in the last tree are found at t.opOld in the last tree's elements
+// (elOld, with their inputs in opInOld at t.opOldSrc), and those whose
+// inputs did not change are copied from there (moveKept).
 func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
@@ -436,26 +436,15 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 		in := &t.opIn[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
-		if moved {
-			if old := t.opOld[oi]; old >= 0 {
+		if keep && t.opSame[oi] {
+			if moved {
 				// Kept: moved by moveKept (below), in the tree's
-				// order; its inputs are recorded here.
-				if t.opSame[oi] {
-					pin := &t.opInOld[t.opOldSrc[oi]]
-					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
-					*in = *pin
-					sl.varies |= in.varies
-					if sl.summed {
-						for r := range sl.demand {
-							sl.demand[r] += max(in.demand[r], in.usage[r])
-							sl.usage[r] += in.usage[r]
-						}
-					}
-					continue
-				}
-			}
-		} else if keep && t.opSame[oi] {
-			if !keepFn {
+				// order; its inputs are recorded here (reshape sets
+				// opSame only for an operation found in the last
+				// tree, at opOld >= 0).
+				t.moveFrom[idx], t.moveSrc[idx] = t.opOld[oi], int32(oi)
+				*in = t.opInOld[t.opOldSrc[oi]]
+			} else if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
 			}
