@@ -200,11 +200,11 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		return sum
 	}
-	if sum := sumAt(f); !coversWithin(&e.fairShare, epsilon, &sum) {
+	if sum := sumAt(f); !e.fairShare.DominatesEps(sum, epsilon) {
 		lo, hi := e.fLo, f
 		for range 64 {
 			mid := (lo + hi) / 2
-			if sum := sumAt(mid); coversWithin(&e.fairShare, epsilon, &sum) {
+			if sum := sumAt(mid); e.fairShare.DominatesEps(sum, epsilon) {
 				lo = mid
 			} else {
 				hi = mid

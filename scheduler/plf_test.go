@@ -7,6 +7,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// rightAt is the right limit of f at t (for tests).
+func (f vfunc) rightAt(t float64) Share {
+	var v Share
+	f.rightAtIndexTo(&v, t, f.search(t))
+	return v
+}
+
 func sv(x ...float64) Share {
 	var s Share
 	copy(s[:], x)
