@@ -47,7 +47,8 @@ type element struct {
 	kidLo, kidHi, poolKids int32
 	// gang: an operation whose function is a step (a gang with the tree's
 	// step function enabled). fifo: a pool in fifo mode. idle: an operation
-	// with no usage. prepared: the element's functions are built.
+	// with no usage. prepared: a pool's (or the root's) functions are
+	// prepared (see prepare; operations' are never marked).
 	gang, fifo, idle, prepared bool
 	// varies holds the resources in which the element's FairShareBySuggestion
 	// may change (in the others it is exactly constant).
@@ -56,7 +57,8 @@ type element struct {
 	// pools' are built on demand, see lazy.go).
 	sDone bool
 	// opVaries is the union of the varies of a pool's operations (set when
-	// the tree is built: operations are prepared then, see initOperation).
+	// the tree is built, when the operations' varies are, see
+	// initOperation).
 	opVaries resourceSet
 	// opsSummed: a pool's demand and usage already hold its operations'
 	// sum (see fill).
@@ -126,7 +128,6 @@ type poolData struct {
 
 	// Integral ratios (scalars).
 	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
-	specifiedBurstRatio                       float64
 	totalBurstRatio, totalFlowRatio           float64
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
