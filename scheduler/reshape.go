@@ -152,7 +152,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 		o := &snap.Operations[oi]
 		same := t.opOld[oi] >= 0 && t.opIn[t.opOldSrc[oi]].same(o)
 		t.opSame[oi] = same
-		if !same && o.Validate() != nil || same && (o.ID == "" || o.validateRest() != nil) {
+		if o.validateKnown(same) != nil {
 			return false
 		}
 	}

@@ -173,16 +173,7 @@ func (t *tree) validateOperations(snap *Snapshot) error {
 		o := &ops[i]
 		same := t.opInOK && t.opIn[i].same(o)
 		t.opSame[i] = same
-		if !same {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			continue
-		}
-		if o.ID == "" {
-			return o.Validate() // the id's error
-		}
-		if err := o.validateRest(); err != nil {
+		if err := o.validateKnown(same); err != nil {
 			return err
 		}
 	}
