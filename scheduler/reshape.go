@@ -44,7 +44,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	t.prepareNodeShapes(snap.Cluster.Nodes)
 	if !t.sameGlobals(&t.opG) {
 		return false
 	}

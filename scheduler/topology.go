@@ -130,7 +130,6 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	clear(t.fnM)
 	clear(t.prevSince)
 	clear(t.vols)
-	t.prepareNodeShapes(snap.Cluster.Nodes)
 	// Operations whose inputs did not change keep their elements and
 	// functions (see opcache.go); the pools' functions are built again.
 	keep := t.opInOK && t.sameGlobals(&t.opG)

@@ -250,6 +250,7 @@ func (t *tree) build(snap *Snapshot) error {
 		}
 	}
 	t.total = snap.Cluster.Total
+	t.prepareNodeShapes(snap.Cluster.Nodes) // for every path below
 	t.ones = Ones(snap.Cluster.Total)
 	t.snap = snap
 	t.cfg = &snap.Tree
@@ -386,7 +387,6 @@ func (t *tree) build(snap *Snapshot) error {
 	t.pools = append(t.pools, 0)
 	t.fnBase = -1
 	t.opIn = grow(t.opIn, no)
-	t.prepareNodeShapes(snap.Cluster.Nodes)
 	next, err := t.layout(snap, true)
 	if err != nil {
 		return err
