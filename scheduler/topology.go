@@ -12,7 +12,8 @@ import "slices"
 // structure is compared in full, name by name, before it is reused (no
 // hash); a fifo pool's order is reused only while its operations are still
 // in that order by their current sort keys. The package-level Update,
-// whose engines are shared, never reuses a structure (see Engine.release).
+// whose engines are shared, never records or reuses a structure (see
+// tree.pooled).
 //
 // What the structure depends on is listed in topoPool and topoOp (names,
 // parents, pools, modes, fifo sort parameters, the order of both lists)

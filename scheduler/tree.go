@@ -217,7 +217,9 @@ type tree struct {
 	moveFrom, moveSrc []int32
 	// pooled: the tree of an engine the package-level Update borrows,
 	// which keeps nothing from one update to the next (see
-	// Engine.release), so its builds record nothing either.
+	// Engine.release), so its builds record nothing either (neither the
+	// operations' inputs and globals nor the structure): it never
+	// rebuilds or reshapes.
 	pooled bool
 }
 
@@ -386,7 +388,9 @@ func (t *tree) build(snap *Snapshot) error {
 	t.names[0] = RootID
 	t.pools = append(t.pools, 0)
 	t.fnBase = -1
-	t.opIn = grow(t.opIn, no)
+	if !t.pooled {
+		t.opIn = grow(t.opIn, no)
+	}
 	next, err := t.layout(snap, true)
 	if err != nil {
 		return err
@@ -403,9 +407,12 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
+	// The package-level Update's engine records nothing (see pooled).
 	t.fill(snap, false, false, !t.pooled, false)
 	t.opInOK = !t.pooled
-	t.topo.record(snap)
+	if !t.pooled {
+		t.topo.record(snap)
+	}
 	return nil
 }
 
@@ -413,8 +420,8 @@ func (t *tree) build(snap *Snapshot) error {
 // whose structure is built, and prepares the operations. With keep, the
 // elements of the operations whose inputs are those they were last filled
 // from are kept (see opcache.go), with their functions when keepFn; with
-// record, the inputs of the elements filled are recorded for the next
-// update.
+// record, the inputs of the elements filled and the globals are recorded
+// for the next update (t.opIn must then have room for every operation).
 //
 // With keep or moved, t.opSame says which operations' inputs are
 // unchanged (see validateOperations; reshape sets it for the operations it
@@ -434,10 +441,10 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	}
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
-		in := &t.opIn[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
 		if keep && t.opSame[oi] {
+			in := &t.opIn[oi]
 			if moved {
 				// Kept: moved by moveKept (below), in the tree's
 				// order; its inputs are recorded here (reshape sets
@@ -470,7 +477,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 		t.names[idx] = string(o.ID)
 		t.fnS[idx] = nil
 		if record {
-			in.set(o, e.varies)
+			t.opIn[oi].set(o, e.varies)
 		}
 		sl.varies |= e.varies
 		if sl.summed {
@@ -494,7 +501,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			pe.demand, pe.usage = sl.demand, sl.usage
 		}
 	}
-	t.recordGlobals(&t.opG)
+	if record {
+		t.recordGlobals(&t.opG)
+	}
 	t.lz = grow(t.lz, len(t.pools))
 	if !keepFn {
 		t.forgetSums()
