@@ -22,7 +22,8 @@ import (
 // gangs): an input added to initOperation or buildOperation later must be
 // added there.
 //
-// Invariants, while the structure is valid (topology.valid) and opInOK:
+// Invariants, while the structure is valid (topology.valid: every build
+// that records the structure has recorded the operations' inputs first):
 //   - t.opIn[oi] holds the inputs operation oi's element was last filled
 //     from, and t.opG the globals of that fill; every fill refreshes both
 //     for every operation it fills (a full build's included: recording

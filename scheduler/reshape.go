@@ -36,7 +36,7 @@ const matchAhead = 8
 
 // reshape builds the tree for snap from the last tree, when it can.
 func (t *tree) reshape(snap *Snapshot) bool {
-	if !t.opInOK || !t.topo.poolsMatch(snap) {
+	if !t.topo.poolsMatch(snap) { // false unless topo.valid: opIn is recorded
 		return false
 	}
 	for i := range snap.Pools {
@@ -192,7 +192,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 		return false
 	}
 	t.fill(snap, true, keepFn, true, true)
-	t.opInOK = true
 	t.topo.record(snap)
 	return true
 }

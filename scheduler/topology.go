@@ -133,7 +133,7 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	clear(t.vols)
 	// Operations whose inputs did not change keep their elements and
 	// functions (see opcache.go); the pools' functions are built again.
-	keep := t.opInOK && t.sameGlobals(&t.opG)
+	keep := t.topo.valid && t.sameGlobals(&t.opG)
 	keepFn := keep && t.keepFunctions()
 	if !keep {
 		t.resetFunctions()
@@ -153,7 +153,6 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	}
 	t.names[0] = RootID
 	t.fill(snap, keep, keepFn, true, false)
-	t.opInOK = true
 	return nil
 }
 
@@ -171,7 +170,7 @@ func (t *tree) validateOperations(snap *Snapshot) error {
 	t.opSame = grow(t.opSame, len(ops))
 	for i := range ops {
 		o := &ops[i]
-		same := t.opInOK && t.opIn[i].same(o)
+		same := t.topo.valid && t.opIn[i].same(o)
 		t.opSame[i] = same
 		if err := o.validateKnown(same); err != nil {
 			return err

@@ -189,16 +189,14 @@ type tree struct {
 	// topo is the structure of the last tree built (see topology).
 	topo topology
 	// opIn and opG are the inputs the operations' elements were last
-	// filled from (see opcache.go); fnBase is the size of the arena of
-	// operations' functions after the update that last reset it (-1: not
-	// yet measured).
+	// filled from (see opcache.go), valid while topo.valid (a build
+	// records the structure only after them; one that fails leaves the
+	// structure invalid, or both unchanged); fnBase is the size of the
+	// arena of operations' functions after the update that last reset it
+	// (-1: not yet measured).
 	opIn   []opInputs
 	opG    opGlobals
 	fnBase int
-	// opInOK: opIn and opG describe the operations' elements (set by
-	// every fill; an update that fails before it leaves the structure
-	// invalid, or unchanged).
-	opInOK bool
 	// opSame[oi]: operation oi's inputs are those recorded for it (set
 	// by the validation of rebuild and reshape, read by their fill).
 	opSame []bool
@@ -409,7 +407,6 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	// The package-level Update's engine records nothing (see pooled).
 	t.fill(snap, false, false, !t.pooled, false)
-	t.opInOK = !t.pooled
 	if !t.pooled {
 		t.topo.record(snap)
 	}
