@@ -15,16 +15,17 @@ import "slices"
 // whose engines are shared, never records or reuses a structure (see
 // tree.pooled).
 //
-// What the structure depends on is listed in topoPool and topoOp (names,
-// parents, pools, modes, fifo sort parameters, the order of both lists)
-// plus the fifo sort keys checked in matches: an input added later that
-// changes the structure must be added there.
+// What the structure depends on is listed in topoPool (names, parents,
+// modes, fifo sort parameters, the pools' order) and, for the operations,
+// read from the tree's own index of the last build (ids in order in
+// tree.opIdx, pools in tree.opPool), plus the fifo sort keys checked in
+// matches: an input added later that changes the structure must be added
+// there.
 
 // topology is the structure of the last tree an Engine built.
 type topology struct {
 	valid bool
 	pools []topoPool
-	ops   []topoOp
 	// fifo holds the pools' fifo sort parameters, copied (the caller may
 	// reuse its slices): pool i's are fifo[pools[i].fifoLo:pools[i].fifoHi].
 	fifo []FifoSortParameter
@@ -36,12 +37,8 @@ type topoPool struct {
 	fifoLo, fifoHi int
 }
 
-type topoOp struct {
-	id   OperationID
-	pool PoolID
-}
-
-// record remembers snap's structure after a successful build.
+// record remembers snap's structure after a successful build (the
+// operations' is the tree's index of them, see matches).
 func (tp *topology) record(snap *Snapshot) {
 	tp.pools = tp.pools[:0]
 	tp.fifo = tp.fifo[:0]
@@ -51,11 +48,6 @@ func (tp *topology) record(snap *Snapshot) {
 		tp.fifo = append(tp.fifo, p.FifoSortParameters...)
 		tp.pools = append(tp.pools, topoPool{name: p.Name, parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
 	}
-	tp.ops = tp.ops[:0]
-	for i := range snap.Operations {
-		o := &snap.Operations[i]
-		tp.ops = append(tp.ops, topoOp{id: o.ID, pool: o.Pool})
-	}
 	tp.valid = true
 }
 
@@ -63,20 +55,28 @@ func (tp *topology) record(snap *Snapshot) {
 // caller's names).
 func (tp *topology) forget() {
 	clear(tp.pools)
-	clear(tp.ops)
-	tp.pools, tp.ops, tp.fifo = tp.pools[:0], tp.ops[:0], tp.fifo[:0]
+	tp.pools, tp.fifo = tp.pools[:0], tp.fifo[:0]
 	tp.valid = false
 }
 
 // matches reports whether snap has the structure t was last built with,
-// fifo orders included.
+// fifo orders included. With a valid structure, t's index of the
+// operations is the last build's: operation i's id is t.opIdx.keys[i] and
+// its pool slot t.opPool[i] (0: the root, whose operations name no pool;
+// otherwise pool t.opPool[i]-1, named as snap's pool there once the pools
+// match).
 func (tp *topology) matches(snap *Snapshot, t *tree) bool {
-	if len(snap.Operations) != len(tp.ops) || !tp.poolsMatch(snap) {
+	ids := t.opIdx.keys
+	if len(snap.Operations) != len(ids) || !tp.poolsMatch(snap) {
 		return false
 	}
 	for i := range snap.Operations {
-		o, q := &snap.Operations[i], &tp.ops[i]
-		if o.ID != q.id || o.Pool != q.pool {
+		o := &snap.Operations[i]
+		var pool PoolID
+		if ps := t.opPool[i]; ps > 0 {
+			pool = tp.pools[ps-1].name
+		}
+		if string(o.ID) != ids[i] || o.Pool != pool {
 			return false
 		}
 	}
