@@ -180,9 +180,9 @@ type tree struct {
 	opPool             []int
 	opElem             []int
 	opFifo             []int // an operation's index in its fifo pool
-	poolElem           []int
 	// slots holds, per pool slot, what fill needs about the pool (see
-	// poolSlot), so that filling an operation touches no pool element.
+	// poolSlot), so that filling an operation touches no pool element;
+	// slots[pi+1].elem is pool pi's element.
 	slots       []poolSlot
 	scratchInts []int
 	nodeShapes  []nodeShape
@@ -378,7 +378,6 @@ func (t *tree) build(snap *Snapshot) error {
 	t.pools = t.pools[:0]
 	t.opElem = grow(t.opElem, no)
 	t.opFifo = grow(t.opFifo, no)
-	t.poolElem = grow(t.poolElem, np)
 	t.slots = grow(t.slots, np+1)
 	t.slots[0] = poolSlot{elem: 0, depth: 0}
 	clear(t.vols)
@@ -526,7 +525,7 @@ func (t *tree) loadPrevious(prev *State) {
 	}
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
-			t.prevSince[t.poolElem[pi]] = st.BelowFairShareSince
+			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
 		}
 	}
 }
@@ -609,7 +608,6 @@ func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
 				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
-			t.poolElem[pi] = idx
 			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
