@@ -90,17 +90,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	for s := 1; s <= np+1; s++ {
-		t.opStart[s] += t.opStart[s-1]
-	}
-	t.opList = grow(t.opList, no)
-	fill := grow(t.scratchInts, np+1)
-	t.scratchInts = fill
-	copy(fill, t.opStart[:np+1])
-	for i, ps := range t.opPool[:no] {
-		t.opList[fill[ps]] = i
-		fill[ps]++
-	}
+	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 	for i := range snap.Pools {
 		if p := &snap.Pools[i]; p.Mode == ModeFIFO {
 			sortFIFO(t.opList[t.opStart[i+1]:t.opStart[i+2]], snap.Operations, p.FifoSortParameters)
@@ -163,29 +153,13 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	t.fnS, t.fnSOld = t.fnSOld, t.fnS
 	t.opIn, t.opInOld = t.opInOld, t.opIn
 	keepFn := t.keepFunctions()
-	n := 1 + np + no
-	t.el = grow(t.el, n)
-	t.names = grow(t.names, n)
-	t.fnS = grow(t.fnS, n)
-	t.fnM = grow(t.fnM, n)
-	t.prevSince = grow(t.prevSince, n)
-	clear(t.fnS)
-	clear(t.fnM)
-	clear(t.prevSince)
-	t.kids = grow(t.kids, n)[:0]
-	clear(t.vols)
-	t.pools = t.pools[:0]
-	t.opElem = grow(t.opElem, no)
-	t.opFifo = grow(t.opFifo, no)
+	n := t.startLayout(np, no)
 	t.opIn = grow(t.opIn, no)
 	t.moveFrom = grow(t.moveFrom, n)
 	t.moveSrc = grow(t.moveSrc, n)
 	for i := range t.moveFrom {
 		t.moveFrom[i] = -1
 	}
-	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
-	t.names[0] = RootID
-	t.pools = append(t.pools, 0)
 	// The pools are those of the last build (which checked them): fifo
 	// pools have no child pools, every pool is reachable.
 	if _, err := t.layout(snap, false); err != nil {

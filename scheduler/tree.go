@@ -342,49 +342,12 @@ func (t *tree) build(snap *Snapshot) error {
 	if first >= 0 {
 		return clashErr(&snap.Operations[first])
 	}
-	// Child lists by slot, in input order (a counting sort).
-	for s := 1; s <= np+1; s++ {
-		t.poolStart[s] += t.poolStart[s-1]
-		t.opStart[s] += t.opStart[s-1]
-	}
-	t.poolList = grow(t.poolList, np)
-	t.opList = grow(t.opList, no)
-	fill := grow(t.scratchInts, np+1)
-	t.scratchInts = fill
-	copy(fill, t.poolStart[:np+1])
-	for i := range snap.Pools {
-		ps := t.poolParent[i+1]
-		t.poolList[fill[ps]] = i
-		fill[ps]++
-	}
-	copy(fill, t.opStart[:np+1])
-	for i, ps := range t.opPool[:no] {
-		t.opList[fill[ps]] = i
-		fill[ps]++
-	}
+	// Child lists by slot, in input order.
+	t.poolList = t.slotLists(t.poolStart, t.poolParent[1:np+1], t.poolList)
+	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 
-	n := 1 + np + no
-	t.ws.reset(n)
-	t.el = grow(t.el, n)
-	t.names = grow(t.names, n)
-	t.fnS = grow(t.fnS, n)
-	t.fnM = grow(t.fnM, n)
-	t.prevSince = grow(t.prevSince, n)
-	clear(t.fnS)
-	clear(t.fnM)
-	clear(t.prevSince)
-	t.kids = grow(t.kids, n)[:0]
-	t.vols = grow(t.vols, np+1)
-	t.pools = t.pools[:0]
-	t.opElem = grow(t.opElem, no)
-	t.opFifo = grow(t.opFifo, no)
-	t.slots = grow(t.slots, np+1)
-	t.slots[0] = poolSlot{elem: 0, depth: 0}
-	clear(t.vols)
-	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
-	t.names[0] = RootID
-	t.pools = append(t.pools, 0)
-	t.fnBase = -1
+	n := t.startLayout(np, no)
+	t.resetFunctions() // a full build keeps no operation's function
 	if !t.pooled {
 		t.opIn = grow(t.opIn, no)
 	}
@@ -574,6 +537,51 @@ func fifoCompare(all []Operation, params []FifoSortParameter) func(a, b int) int
 		}
 		return 0
 	}
+}
+
+// slotLists lists items 0..len(slotOf)-1 (pools or operations) by their
+// slot slotOf[i], in order (a counting sort): on entry start[s+1] is the
+// number of items in slot s; on return start[s] is where slot s's items
+// begin in the list, which is list grown to len(slotOf).
+func (t *tree) slotLists(start, slotOf, list []int) []int {
+	for s := 1; s < len(start); s++ {
+		start[s] += start[s-1]
+	}
+	list = grow(list, len(slotOf))
+	fill := grow(t.scratchInts, len(start)-1)
+	t.scratchInts = fill
+	copy(fill, start)
+	for i, s := range slotOf {
+		list[fill[s]] = i
+		fill[s]++
+	}
+	return list
+}
+
+// startLayout readies the buffers of a tree of np pools and no operations
+// for layout (build's and reshape's) and sets the root's element; it
+// returns the number of elements.
+func (t *tree) startLayout(np, no int) int {
+	n := 1 + np + no
+	t.el = grow(t.el, n)
+	t.names = grow(t.names, n)
+	t.fnS = grow(t.fnS, n)
+	t.fnM = grow(t.fnM, n)
+	t.prevSince = grow(t.prevSince, n)
+	clear(t.fnS)
+	clear(t.fnM)
+	clear(t.prevSince)
+	t.kids = grow(t.kids, n)[:0]
+	t.vols = grow(t.vols, np+1)
+	clear(t.vols)
+	t.opElem = grow(t.opElem, no)
+	t.opFifo = grow(t.opFifo, no)
+	t.slots = grow(t.slots, np+1)
+	t.slots[0] = poolSlot{elem: 0, depth: 0}
+	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
+	t.names[0] = RootID
+	t.pools = append(t.pools[:0], 0)
+	return n
 }
 
 // layout lays the tree out below the root, depth first: each element's
