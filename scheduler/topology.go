@@ -128,7 +128,6 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	if err := t.validateOperations(snap); err != nil {
 		return err
 	}
-	clear(t.fnM)
 	clear(t.prevSince)
 	clear(t.vols)
 	// Operations whose inputs did not change keep their elements and
@@ -138,11 +137,9 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	if !keep {
 		t.resetFunctions()
 	}
-	for _, i := range t.pools {
-		t.fnS[i] = nil
-	}
 	// The root's and the pools' elements keep their structure; everything
-	// else starts from zero, as build leaves it.
+	// else starts from zero, as build leaves it (their functions are
+	// written when they are prepared, see startLayout).
 	for _, i := range t.pools {
 		e := &t.el[i]
 		*e = element{kind: e.kind, parent: e.parent, kidLo: e.kidLo, kidHi: e.kidHi, poolKids: e.poolKids,

@@ -560,7 +560,13 @@ func (t *tree) slotLists(start, slotOf, list []int) []int {
 
 // startLayout readies the buffers of a tree of np pools and no operations
 // for layout (build's and reshape's) and sets the root's element; it
-// returns the number of elements.
+// returns the number of elements. The functions (fnS, fnM) are not
+// cleared: fill (or moveKept) writes every operation's fnS, and initPool
+// every pool's fnS and fnM when the pool is prepared, which comes before
+// anything reads them (a pool is read only once prepared, and preparing
+// it prepares its child pools first; prepare(0) prepares every pool
+// before the distribution and the report); an operation's fnM is never
+// read.
 func (t *tree) startLayout(np, no int) int {
 	n := 1 + np + no
 	t.el = grow(t.el, n)
@@ -568,8 +574,6 @@ func (t *tree) startLayout(np, no int) int {
 	t.fnS = grow(t.fnS, n)
 	t.fnM = grow(t.fnM, n)
 	t.prevSince = grow(t.prevSince, n)
-	clear(t.fnS)
-	clear(t.fnM)
 	clear(t.prevSince)
 	t.kids = grow(t.kids, n)[:0]
 	t.vols = grow(t.vols, np+1)
