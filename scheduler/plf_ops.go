@@ -44,8 +44,8 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 }
 
 // idleOperationS builds FairShareBySuggestion directly for an operation
-// that uses nothing and is not a gang (about half of a busy cluster's
-// operations), without building F and M: F is 0 on [0, 1] and rises to the
+// that uses nothing and is not a gang (one none of whose jobs runs yet,
+// say), without building F and M: F is 0 on [0, 1] and rises to the
 // demand D on [1, 2], so S rises along D until the dominant share reaches the
 // suggestion, cut where a limit binds first (at fraction c of D), and stays
 // flat. The arithmetic is the general path's, step for step, so the result
