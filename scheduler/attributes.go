@@ -29,14 +29,13 @@ func (t *tree) initOperation(e *element, o *Operation) {
 		e.limitsShare = e.limitsShare.Min(best)
 	}
 	// An operation's functions need no guarantee and its limits never
-	// change: it is prepared here (its functions are built when first
-	// read, see buildOperation).
+	// change: prepare never visits it (its varies is set here, its
+	// functions are built when first read, see buildOperation).
 	for r, d := range e.demandShare {
 		if d != 0 {
 			e.varies |= 1 << r
 		}
 	}
-	e.prepared = true
 	e.idle = e.usage.IsZero()
 	if e.idle {
 		e.dominant = DominantResource(e.demand, *total)
@@ -99,7 +98,6 @@ func (t *tree) poolAttributes(e *element) {
 	if ig.GuaranteeType != GuaranteeNone {
 		pd.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
 		pd.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-		pd.specifiedBurstRatio = pd.burstRatio
 	}
 	pd.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
 	pd.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren

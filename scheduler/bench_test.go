@@ -155,6 +155,10 @@ func benchmarkUpdateInto(b *testing.B, changed bool) {
 
 // BenchmarkUpdatePhases times the steps of one update of the largest tree
 // (as custom metrics, milliseconds per update), to show where the time goes.
+// It updates one Engine with the same snapshot again and again, so its
+// "build" is the rebuild that reuses the structure and keeps every
+// operation's element and function (see topology.go and opcache.go), not a
+// full build (BenchmarkUpdate's package-level Update does a full one).
 func BenchmarkUpdatePhases(b *testing.B) {
 	snap, prev := genSnapshot(benchParams(10000, 100000))
 	prev.LastUpdate = snap.Now.Add(-time.Second)

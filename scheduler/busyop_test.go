@@ -12,8 +12,7 @@ import (
 // general way: F, MaxFitFactorBySuggestion without guarantees, S = F∘M.
 func generalOperationS(w *workspace, usage, demand, lim Share, gang bool) vfunc {
 	w.f = operationFunc(w.f, usage, demand, gang)
-	_, s := suggestionFunctions(w, w.f, Share{}, lim)
-	return s
+	return operationS(w, w.f, lim)
 }
 
 // drawShareLevel draws a share from a few exact levels (so that resources

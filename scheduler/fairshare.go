@@ -57,10 +57,10 @@ func (t *tree) computeScales() {
 	}
 }
 
-// prepare builds the fit-factor functions of element i and of every
-// descendant that has none yet (functions already built are reused): a
-// pool's on demand (see lazy.go); operations are prepared when the tree is
-// built.
+// prepare builds the fit-factor functions of the root or pool i and of
+// every descendant pool that has none yet (functions already built are
+// reused), on demand (see lazy.go); operations need no preparing (see
+// initOperation).
 func (t *tree) prepare(i int) {
 	if i == 0 {
 		// The whole tree: pools come after their parent, so one pass
@@ -73,7 +73,7 @@ func (t *tree) prepare(i int) {
 		return
 	}
 	e := &t.el[i]
-	if e.prepared || e.kind == KindOperation {
+	if e.prepared {
 		return
 	}
 	for _, c := range t.poolChildren(e) {
@@ -120,7 +120,7 @@ func (t *tree) buildOperation(i int) {
 	}
 	w.f = operationFunc(w.f, e.usageShare, e.demandShare, e.gang)
 	e.fLo = w.f.lo()
-	_, s := suggestionFunctions(w, w.f, Share{}, e.limitsShare) // no guarantees
+	s := operationS(w, w.f, e.limitsShare)
 	t.fnS[i] = s
 	e.sEnd = int32(activeEnd(s))
 	e.limitedDemand = limitedDemand(s)
@@ -200,11 +200,11 @@ func (t *tree) distributeChildren(i int, s float64) {
 		}
 		return sum
 	}
-	if sum := sumAt(f); !coversWithin(&e.fairShare, epsilon, &sum) {
+	if sum := sumAt(f); !e.fairShare.DominatesEps(sum, epsilon) {
 		lo, hi := e.fLo, f
 		for range 64 {
 			mid := (lo + hi) / 2
-			if sum := sumAt(mid); coversWithin(&e.fairShare, epsilon, &sum) {
+			if sum := sumAt(mid); e.fairShare.DominatesEps(sum, epsilon) {
 				lo = mid
 			} else {
 				hi = mid

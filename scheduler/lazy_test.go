@@ -32,7 +32,7 @@ func wholeFunctions(t *tree, whole []vfunc, i int) (sfunc, vfunc) {
 		for _, c := range kids {
 			terms = append(terms, scaledChild{fn: whole[c], scale: t.el[c].scale})
 		}
-		f = slices.Clone(sumScaled(&w, nil, terms))
+		f = slices.Clone(sumScaled(nil, terms))
 	}
 	var hi Share
 	for r := range hi {

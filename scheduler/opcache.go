@@ -22,12 +22,14 @@ import (
 // gangs): an input added to initOperation or buildOperation later must be
 // added there.
 //
-// Invariants, while the structure is valid (topology.valid) and opInOK:
+// Invariants, while the structure is valid (topology.valid: every build
+// that records the structure has recorded the operations' inputs first):
 //   - t.opIn[oi] holds the inputs operation oi's element was last filled
 //     from, and t.opG the globals of that fill; every fill refreshes both
 //     for every operation it fills (a full build's included: recording
 //     costs a write per operation, but the next update, whose operation
-//     list usually differs, needs them, see reshape.go).
+//     list usually differs, needs them, see reshape.go; the package-level
+//     Update's engine records nothing, see tree.pooled).
 //   - A kept element keeps its function when it has one (sDone, fnS):
 //     operations' functions live in the workspace's arena, which is then
 //     not reset between updates (see keepFunctions); when it is reset,

@@ -49,46 +49,9 @@ func (f vfunc) search(t float64) int {
 
 // at evaluates f at t, left-continuously.
 func (f vfunc) at(t float64) Share {
-	return f.atIndex(t, f.search(t))
-}
-
-// atIndex evaluates f at t given i = f.search(t).
-func (f vfunc) atIndex(t float64, i int) Share {
-	if i == len(f) {
-		return f[i-1].r
-	}
-	if f[i].x == t || i == 0 {
-		return f[i].l
-	}
-	return lerpShare(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
-}
-
-// rightAt is the right limit of f at t.
-func (f vfunc) rightAt(t float64) Share {
-	return f.rightAtIndex(t, f.search(t))
-}
-
-// rightAtIndex is rightAt given i = f.search(t).
-func (f vfunc) rightAtIndex(t float64, i int) Share {
-	if i == len(f) {
-		return f[i-1].r
-	}
-	if f[i].x == t {
-		return f[i].r
-	}
-	if i == 0 {
-		return f[0].l
-	}
-	return lerpShare(f[i-1].x, f[i-1].r, f[i].x, f[i].l, t)
-}
-
-func lerpShare(x0 float64, y0 Share, x1 float64, y1 Share, t float64) Share {
-	w := (t - x0) / (x1 - x0)
-	var out Share
-	for k := range out {
-		out[k] = y0[k] + (y1[k]-y0[k])*w
-	}
-	return out
+	var v Share
+	f.atIndexTo(&v, t, f.search(t))
+	return v
 }
 
 func lerp(x0, y0, x1, y1, t float64) float64 {
@@ -152,7 +115,8 @@ func same(a, b *Share) bool {
 	return true
 }
 
-// atIndexTo is atIndex writing into dst (no vector travels by value).
+// atIndexTo writes f at t, left-continuously, into dst, given
+// i = f.search(t) (no vector travels by value).
 func (f vfunc) atIndexTo(dst *Share, t float64, i int) {
 	if i == len(f) {
 		*dst = f[i-1].r
@@ -165,7 +129,8 @@ func (f vfunc) atIndexTo(dst *Share, t float64, i int) {
 	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
 }
 
-// rightAtIndexTo is rightAtIndex writing into dst.
+// rightAtIndexTo writes the right limit of f at t into dst, given
+// i = f.search(t).
 func (f vfunc) rightAtIndexTo(dst *Share, t float64, i int) {
 	if i == len(f) {
 		*dst = f[i-1].r
@@ -182,7 +147,8 @@ func (f vfunc) rightAtIndexTo(dst *Share, t float64, i int) {
 	lerpShareTo(dst, f[i-1].x, &f[i-1].r, f[i].x, &f[i].l, t)
 }
 
-// lerpShareTo is lerpShare writing into dst.
+// lerpShareTo writes into dst the point at t of the segment from (x0, y0)
+// to (x1, y1).
 func lerpShareTo(dst *Share, x0 float64, y0 *Share, x1 float64, y1 *Share, t float64) {
 	w := (t - x0) / (x1 - x0)
 	for k := range dst {

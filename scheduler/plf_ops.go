@@ -44,8 +44,8 @@ func operationFunc(dst vfunc, usage, demand Share, gang bool) vfunc {
 }
 
 // idleOperationS builds FairShareBySuggestion directly for an operation
-// that uses nothing and is not a gang (about half of a busy cluster's
-// operations), without building F and M: F is 0 on [0, 1] and rises to the
+// that uses nothing and is not a gang (one none of whose jobs runs yet,
+// say), without building F and M: F is 0 on [0, 1] and rises to the
 // demand D on [1, 2], so S rises along D until the dominant share reaches the
 // suggestion, cut where a limit binds first (at fraction c of D), and stays
 // flat. The arithmetic is the general path's, step for step, so the result
@@ -262,7 +262,7 @@ func opFAt(dst, usage, d *Share, m, f float64) {
 	}
 }
 
-// steepWidth and steepSlope keep the running slope sum of sumScaled exact
+// steepWidth and steepSlope keep the running slope sum of childSum exact
 // enough: a segment narrower than steepWidth becomes a jump at its end, and
 // the sum is re-added from the children's slopes whenever a slope steeper
 // than steepSlope enters or leaves it (adding and then subtracting a huge
@@ -271,13 +271,6 @@ const (
 	steepWidth = 1e-12
 	steepSlope = 1e6
 )
-
-// scaledChild is one term of a fair_share pool's FairShareByFitFactor:
-// S_c(min(1, f·scale)). A zero scale contributes the constant S_c(0).
-type scaledChild struct {
-	fn    vfunc
-	scale float64
-}
 
 // cursor walks one child's breakpoints during the sum.
 type cursor struct {
@@ -348,23 +341,6 @@ func activeEnd(f vfunc) int {
 	return n
 }
 
-// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] from complete
-// children's functions (see childSum).
-func sumScaled(w *workspace, dst vfunc, children []scaledChild) vfunc {
-	var base Share
-	s := &w.sum
-	s.reset(nil)
-	for _, c := range children {
-		if c.scale <= 0 {
-			base = base.Add(c.fn[0].l)
-			continue
-		}
-		s.add(-1, c.fn, true, activeEnd(c.fn), c.scale)
-	}
-	f, _, _ := s.sum(dst, base, 0)
-	return f
-}
-
 // childSum builds a fair_share pool's FairShareByFitFactor
 // F(f) = base + Σ_c S_c(min(1, f·scale_c)) on [0, 1] from its sloped
 // children (base holds the terms of the children whose scale is 0) by
@@ -410,7 +386,11 @@ type sumChild struct {
 	slope   Share // the child's current slope
 	pending Share // its rise deferred from a near-vertical segment
 	scale   float64
-	kid     int32 // the child's element index (with a tree)
+	// kid is the child's element index (with a tree), read only to ask
+	// for more points while done is false (a sum kept across updates,
+	// whose children are operations, keeps the indexes of the tree it was
+	// started in, see reshape).
+	kid int32
 	// end is a complete function's activeEnd (-1 while unknown); nf is an
 	// index known to be below the child's activeEnd (-1 when none is).
 	end, nf int32
@@ -470,14 +450,6 @@ func (s *childSum) active(k, j int) bool {
 	}
 }
 
-// sum builds F, or its first points: with target > 0 it may stop once it
-// has target points. final is the number of leading points that building
-// more of F keeps; done says whether f is the whole function.
-func (s *childSum) sum(dst vfunc, base Share, target int) (f vfunc, final int, done bool) {
-	s.start(dst, base)
-	return s.run(target)
-}
-
 // start begins the sum; run continues it.
 func (s *childSum) start(dst vfunc, base Share) {
 	s.base, s.next, s.fDone = base, 0, false
@@ -493,7 +465,9 @@ func (s *childSum) start(dst vfunc, base Share) {
 }
 
 // run continues the sum until it has target points (target > 0) or is
-// complete, and returns it as sum does.
+// complete, and returns F or its first points: final is the number of
+// leading points that building more of F keeps; done says whether f is
+// the whole function.
 //
 // A sweep of several children emits exactly one point per group of
 // breakpoints, and stops at the first check where it has target points
@@ -830,13 +804,13 @@ func (c *composer) feed(f vfunc, m sfunc, done bool) {
 	c.out = out
 }
 
-// suggestionFunctions builds MaxFitFactorBySuggestion M and
-// FairShareBySuggestion S = F∘M for an element with FairShareByFitFactor f,
-// guarantee share g and limits share lim. The vector suggestion for s is
-// clip(g + s, ·, lim) per resource. M lives in the workspace's scratch
-// buffer until the next call; S is built in place in the arena.
-func suggestionFunctions(w *workspace, f vfunc, g, lim Share) (sfunc, vfunc) {
-	m := maxFitFactor(w, f, g, lim)
+// operationS builds FairShareBySuggestion S = F∘M for an operation with
+// FairShareByFitFactor f and limits share lim (and no guarantee), M being
+// its MaxFitFactorBySuggestion: the vector suggestion for s is
+// clip(s, ·, lim) per resource. M is built in the workspace's scratch
+// buffer; S is built in place in the arena.
+func operationS(w *workspace, f vfunc, lim Share) vfunc {
+	m := maxFitFactor(w, f, Share{}, lim)
 	s := compose(w.vArena.reserve(len(m)+len(f)), f, m)
-	return m, w.vArena.commit(s)
+	return w.vArena.commit(s)
 }

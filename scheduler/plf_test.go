@@ -7,6 +7,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// rightAt is the right limit of f at t (for tests).
+func (f vfunc) rightAt(t float64) Share {
+	var v Share
+	f.rightAtIndexTo(&v, t, f.search(t))
+	return v
+}
+
 func sv(x ...float64) Share {
 	var s Share
 	copy(s[:], x)
@@ -89,13 +96,43 @@ func TestMinSKeepsOnlyBindingBreakpoints(t *testing.T) {
 	}
 }
 
+// scaledChild is one term of a fair_share pool's FairShareByFitFactor:
+// S_c(min(1, f·scale)). A zero scale contributes the constant S_c(0).
+type scaledChild struct {
+	fn    vfunc
+	scale float64
+}
+
+// sumScaled builds F(f) = Σ_c S_c(min(1, f·scale_c)) on [0, 1] from complete
+// children's functions with a childSum, as a pool's sum does.
+func sumScaled(dst vfunc, children []scaledChild) vfunc {
+	var base Share
+	var s childSum
+	s.reset(nil)
+	for _, c := range children {
+		if c.scale <= 0 {
+			base = base.Add(c.fn[0].l)
+			continue
+		}
+		s.add(-1, c.fn, true, activeEnd(c.fn), c.scale)
+	}
+	f, _, _ := s.sum(dst, base, 0)
+	return f
+}
+
+// sum builds F, or its first points: with target > 0 it may stop once it
+// has target points (see run).
+func (s *childSum) sum(dst vfunc, base Share, target int) (f vfunc, final int, done bool) {
+	s.start(dst, base)
+	return s.run(target)
+}
+
 func TestSumScaledKeepsFlatPiecesExact(t *testing.T) {
-	var w workspace
 	// Two children whose slopes cancel by rounding if added and subtracted
 	// carelessly: after both reach their top the sum must be exactly flat.
 	a := vfunc{{x: 0}, {x: 0.3, l: sv(0.1), r: sv(0.1)}, {x: 1, l: sv(0.1), r: sv(0.1)}}
 	b := vfunc{{x: 0}, {x: 0.7, l: sv(0.2), r: sv(0.2)}, {x: 1, l: sv(0.2), r: sv(0.2)}}
-	f := sumScaled(&w, nil, []scaledChild{{fn: a, scale: 1}, {fn: b, scale: 1}})
+	f := sumScaled(nil, []scaledChild{{fn: a, scale: 1}, {fn: b, scale: 1}})
 	end := f[len(f)-1].l[0]
 	if v := f.at(0.85)[0]; v != end {
 		t.Errorf("sum on the flat piece = %.20g, end = %.20g: not exactly flat", v, end)
@@ -193,14 +230,13 @@ func TestInferredWeights(t *testing.T) {
 // (it happens after scaling by a weight ratio) must not wreck the running
 // slope sum of the other children.
 func TestSumScaledNearVerticalSegment(t *testing.T) {
-	var w workspace
 	x0 := 0.00081075977950967402
 	x1 := math.Nextafter(x0, 1)
 	steep := vfunc{{x: 0}, {x: x0, l: sv(0.001), r: sv(0.001)}, {x: x1, l: sv(0.0012), r: sv(0.0012)}, {x: 1, l: sv(0.002), r: sv(0.002)}}
 	ramp := vfunc{{x: 0}, {x: 1, l: sv(0.5), r: sv(0.5)}}
 	other := vfunc{{x: 0}, {x: 0.3, l: sv(0.1), r: sv(0.1)}, {x: 1, l: sv(0.2), r: sv(0.2)}}
 	terms := []scaledChild{{fn: steep, scale: 1}, {fn: ramp, scale: 1}, {fn: other, scale: 2}}
-	f := sumScaled(&w, nil, terms)
+	f := sumScaled(nil, terms)
 	for _, x := range []float64{x0, x1, 0.001, 0.1, 0.15, 0.5, 0.9, 1} {
 		var direct Share
 		for _, c := range terms {

@@ -14,7 +14,10 @@ package scheduler
 // functions from the last tree instead of filling and building them (see
 // fill): those of the operations whose inputs are bitwise unchanged (see
 // opcache.go). A kept children's sum of such a pool (keptSum) moves with
-// it: its children are renumbered. In a pool whose operations changed,
+// it as it is: its children are operations, whose functions are complete,
+// so the sum never asks the tree for them by their element indexes
+// (childSum.has), which therefore need no renumbering. In a pool whose
+// operations changed,
 // the operations that stay are found by id and moved too (the pool's sum
 // is built again).
 //
@@ -33,7 +36,7 @@ const matchAhead = 8
 
 // reshape builds the tree for snap from the last tree, when it can.
 func (t *tree) reshape(snap *Snapshot) bool {
-	if !t.opInOK || !t.topo.poolsMatch(snap) {
+	if !t.topo.poolsMatch(snap) { // false unless topo.valid: opIn is recorded
 		return false
 	}
 	for i := range snap.Pools {
@@ -41,7 +44,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	t.prepareNodeShapes(snap.Cluster.Nodes)
 	if !t.sameGlobals(&t.opG) {
 		return false
 	}
@@ -88,17 +90,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	for s := 1; s <= np+1; s++ {
-		t.opStart[s] += t.opStart[s-1]
-	}
-	t.opList = grow(t.opList, no)
-	fill := grow(t.scratchInts, np+1)
-	t.scratchInts = fill
-	copy(fill, t.opStart[:np+1])
-	for i, ps := range t.opPool[:no] {
-		t.opList[fill[ps]] = i
-		fill[ps]++
-	}
+	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 	for i := range snap.Pools {
 		if p := &snap.Pools[i]; p.Mode == ModeFIFO {
 			sortFIFO(t.opList[t.opStart[i+1]:t.opStart[i+2]], snap.Operations, p.FifoSortParameters)
@@ -149,7 +141,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 		o := &snap.Operations[oi]
 		same := t.opOld[oi] >= 0 && t.opIn[t.opOldSrc[oi]].same(o)
 		t.opSame[oi] = same
-		if !same && o.Validate() != nil || same && (o.ID == "" || o.validateRest() != nil) {
+		if o.validateKnown(same) != nil {
 			return false
 		}
 	}
@@ -161,50 +153,19 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	t.fnS, t.fnSOld = t.fnSOld, t.fnS
 	t.opIn, t.opInOld = t.opInOld, t.opIn
 	keepFn := t.keepFunctions()
-	n := 1 + np + no
-	t.el = grow(t.el, n)
-	t.names = grow(t.names, n)
-	t.fnS = grow(t.fnS, n)
-	t.fnM = grow(t.fnM, n)
-	t.prevSince = grow(t.prevSince, n)
-	clear(t.fnS)
-	clear(t.fnM)
-	clear(t.prevSince)
-	t.kids = grow(t.kids, n)[:0]
-	clear(t.vols)
-	t.pools = t.pools[:0]
-	t.opElem = grow(t.opElem, no)
-	t.opFifo = grow(t.opFifo, no)
+	n := t.startLayout(np, no)
 	t.opIn = grow(t.opIn, no)
 	t.moveFrom = grow(t.moveFrom, n)
 	t.moveSrc = grow(t.moveSrc, n)
 	for i := range t.moveFrom {
 		t.moveFrom[i] = -1
 	}
-	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
-	t.names[0] = RootID
-	t.pools = append(t.pools, 0)
 	// The pools are those of the last build (which checked them): fifo
 	// pools have no child pools, every pool is reachable.
 	if _, err := t.layout(snap, false); err != nil {
 		return false
 	}
 	t.fill(snap, true, keepFn, true, true)
-
-	// Kept sums of pools whose operations moved: their children are the
-	// same operations, renumbered.
-	for s := range np + 1 {
-		pe := &t.el[t.slots[s].elem]
-		lz := &t.lz[pe.ord]
-		if !lz.sumKept || pe.kidHi == pe.kidLo {
-			continue
-		}
-		delta := int32(t.kids[pe.kidLo+pe.poolKids]) - t.oldFirst[s]
-		for k := range lz.sum.ch {
-			lz.sum.ch[k].kid += delta
-		}
-	}
-	t.opInOK = true
 	t.topo.record(snap)
 	return true
 }

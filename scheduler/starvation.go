@@ -60,7 +60,7 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 	tol := e.tolerance
 	if e.kind == KindOperation {
 		if !e.unschedulable {
-			if coversWithin(&e.fairShare, largeEpsilon, &e.demandShare) {
+			if e.fairShare.DominatesEps(e.demandShare, largeEpsilon) {
 				tol = 1.0
 			}
 			e.tolerance = tol
@@ -174,15 +174,4 @@ func localSatisfaction(usage, fair, demand *Share) float64 {
 		return 1
 	}
 	return m
-}
-
-// coversWithin reports whether a + eps >= b in every resource (as
-// a.AddScalar(eps).Dominates(b), without the temporaries).
-func coversWithin(a *Share, eps float64, b *Share) bool {
-	for r := range a {
-		if a[r]+eps < b[r] {
-			return false
-		}
-	}
-	return true
 }

@@ -12,18 +12,20 @@ import "slices"
 // structure is compared in full, name by name, before it is reused (no
 // hash); a fifo pool's order is reused only while its operations are still
 // in that order by their current sort keys. The package-level Update,
-// whose engines are shared, never reuses a structure (see Engine.release).
+// whose engines are shared, never records or reuses a structure (see
+// tree.pooled).
 //
-// What the structure depends on is listed in topoPool and topoOp (names,
-// parents, pools, modes, fifo sort parameters, the order of both lists)
-// plus the fifo sort keys checked in matches: an input added later that
-// changes the structure must be added there.
+// What the structure depends on is listed in topoPool (names, parents,
+// modes, fifo sort parameters, the pools' order) and, for the operations,
+// read from the tree's own index of the last build (ids in order in
+// tree.opIdx, pools in tree.opPool), plus the fifo sort keys checked in
+// matches: an input added later that changes the structure must be added
+// there.
 
 // topology is the structure of the last tree an Engine built.
 type topology struct {
 	valid bool
 	pools []topoPool
-	ops   []topoOp
 	// fifo holds the pools' fifo sort parameters, copied (the caller may
 	// reuse its slices): pool i's are fifo[pools[i].fifoLo:pools[i].fifoHi].
 	fifo []FifoSortParameter
@@ -35,12 +37,8 @@ type topoPool struct {
 	fifoLo, fifoHi int
 }
 
-type topoOp struct {
-	id   OperationID
-	pool PoolID
-}
-
-// record remembers snap's structure after a successful build.
+// record remembers snap's structure after a successful build (the
+// operations' is the tree's index of them, see matches).
 func (tp *topology) record(snap *Snapshot) {
 	tp.pools = tp.pools[:0]
 	tp.fifo = tp.fifo[:0]
@@ -50,11 +48,6 @@ func (tp *topology) record(snap *Snapshot) {
 		tp.fifo = append(tp.fifo, p.FifoSortParameters...)
 		tp.pools = append(tp.pools, topoPool{name: p.Name, parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
 	}
-	tp.ops = tp.ops[:0]
-	for i := range snap.Operations {
-		o := &snap.Operations[i]
-		tp.ops = append(tp.ops, topoOp{id: o.ID, pool: o.Pool})
-	}
 	tp.valid = true
 }
 
@@ -62,20 +55,28 @@ func (tp *topology) record(snap *Snapshot) {
 // caller's names).
 func (tp *topology) forget() {
 	clear(tp.pools)
-	clear(tp.ops)
-	tp.pools, tp.ops, tp.fifo = tp.pools[:0], tp.ops[:0], tp.fifo[:0]
+	tp.pools, tp.fifo = tp.pools[:0], tp.fifo[:0]
 	tp.valid = false
 }
 
 // matches reports whether snap has the structure t was last built with,
-// fifo orders included.
+// fifo orders included. With a valid structure, t's index of the
+// operations is the last build's: operation i's id is t.opIdx.keys[i] and
+// its pool slot t.opPool[i] (0: the root, whose operations name no pool;
+// otherwise pool t.opPool[i]-1, named as snap's pool there once the pools
+// match).
 func (tp *topology) matches(snap *Snapshot, t *tree) bool {
-	if len(snap.Operations) != len(tp.ops) || !tp.poolsMatch(snap) {
+	ids := t.opIdx.keys
+	if len(snap.Operations) != len(ids) || !tp.poolsMatch(snap) {
 		return false
 	}
 	for i := range snap.Operations {
-		o, q := &snap.Operations[i], &tp.ops[i]
-		if o.ID != q.id || o.Pool != q.pool {
+		o := &snap.Operations[i]
+		var pool PoolID
+		if ps := t.opPool[i]; ps > 0 {
+			pool = tp.pools[ps-1].name
+		}
+		if string(o.ID) != ids[i] || o.Pool != pool {
 			return false
 		}
 	}
@@ -127,22 +128,18 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	if err := t.validateOperations(snap); err != nil {
 		return err
 	}
-	clear(t.fnM)
 	clear(t.prevSince)
 	clear(t.vols)
-	t.prepareNodeShapes(snap.Cluster.Nodes)
 	// Operations whose inputs did not change keep their elements and
 	// functions (see opcache.go); the pools' functions are built again.
-	keep := t.opInOK && t.sameGlobals(&t.opG)
+	keep := t.topo.valid && t.sameGlobals(&t.opG)
 	keepFn := keep && t.keepFunctions()
 	if !keep {
 		t.resetFunctions()
 	}
-	for _, i := range t.pools {
-		t.fnS[i] = nil
-	}
 	// The root's and the pools' elements keep their structure; everything
-	// else starts from zero, as build leaves it.
+	// else starts from zero, as build leaves it (their functions are
+	// written when they are prepared, see startLayout).
 	for _, i := range t.pools {
 		e := &t.el[i]
 		*e = element{kind: e.kind, parent: e.parent, kidLo: e.kidLo, kidHi: e.kidHi, poolKids: e.poolKids,
@@ -153,7 +150,6 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	}
 	t.names[0] = RootID
 	t.fill(snap, keep, keepFn, true, false)
-	t.opInOK = true
 	return nil
 }
 
@@ -171,18 +167,9 @@ func (t *tree) validateOperations(snap *Snapshot) error {
 	t.opSame = grow(t.opSame, len(ops))
 	for i := range ops {
 		o := &ops[i]
-		same := t.opInOK && t.opIn[i].same(o)
+		same := t.topo.valid && t.opIn[i].same(o)
 		t.opSame[i] = same
-		if !same {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			continue
-		}
-		if o.ID == "" {
-			return o.Validate() // the id's error
-		}
-		if err := o.validateRest(); err != nil {
+		if err := o.validateKnown(same); err != nil {
 			return err
 		}
 	}

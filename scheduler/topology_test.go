@@ -145,6 +145,12 @@ func TestStructureReuse(t *testing.T) {
 	if _, err := en.Update(snap, prev); err != nil {
 		t.Fatal(err)
 	}
+	// An operation in a pool and one of the root's.
+	inPool := slices.IndexFunc(snap.Operations, func(o Operation) bool { return o.Pool != "" })
+	atRoot := slices.IndexFunc(snap.Operations, func(o Operation) bool { return o.Pool == "" })
+	if inPool < 0 || atRoot < 0 {
+		t.Fatalf("the snapshot needs operations in a pool (%d) and of the root (%d)", inPool, atRoot)
+	}
 	tests := []struct {
 		name string
 		vary func(s *Snapshot)
@@ -158,6 +164,17 @@ func TestStructureReuse(t *testing.T) {
 			s.Operations[0], s.Operations[1] = s.Operations[1], s.Operations[0]
 		}, false},
 		{"pool parent changed", func(s *Snapshot) { s.Pools[len(s.Pools)-1].Parent = "" }, false},
+		{"operation moved to another pool", func(s *Snapshot) {
+			o := &s.Operations[inPool]
+			for _, p := range s.Pools {
+				if p.Name != o.Pool {
+					o.Pool = p.Name
+					return
+				}
+			}
+		}, false},
+		{"operation moved to the root", func(s *Snapshot) { s.Operations[inPool].Pool = "" }, false},
+		{"root's operation moved to a pool", func(s *Snapshot) { s.Operations[atRoot].Pool = s.Pools[0].Name }, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,7 +213,7 @@ func TestStructureReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	pooled.release()
-	if pooled.t.topo.valid || len(pooled.t.topo.ops) > 0 {
+	if pooled.t.topo.valid || len(pooled.t.topo.pools) > 0 || len(pooled.t.opIdx.keys) > 0 {
 		t.Error("release kept the structure (and the caller's names)")
 	}
 }

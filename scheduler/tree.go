@@ -47,7 +47,8 @@ type element struct {
 	kidLo, kidHi, poolKids int32
 	// gang: an operation whose function is a step (a gang with the tree's
 	// step function enabled). fifo: a pool in fifo mode. idle: an operation
-	// with no usage. prepared: the element's functions are built.
+	// with no usage. prepared: a pool's (or the root's) functions are
+	// prepared (see prepare; operations' are never marked).
 	gang, fifo, idle, prepared bool
 	// varies holds the resources in which the element's FairShareBySuggestion
 	// may change (in the others it is exactly constant).
@@ -56,7 +57,8 @@ type element struct {
 	// pools' are built on demand, see lazy.go).
 	sDone bool
 	// opVaries is the union of the varies of a pool's operations (set when
-	// the tree is built: operations are prepared then, see initOperation).
+	// the tree is built, when the operations' varies are, see
+	// initOperation).
 	opVaries resourceSet
 	// opsSummed: a pool's demand and usage already hold its operations'
 	// sum (see fill).
@@ -126,7 +128,6 @@ type poolData struct {
 
 	// Integral ratios (scalars).
 	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
-	specifiedBurstRatio                       float64
 	totalBurstRatio, totalFlowRatio           float64
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
@@ -179,25 +180,23 @@ type tree struct {
 	opPool             []int
 	opElem             []int
 	opFifo             []int // an operation's index in its fifo pool
-	poolElem           []int
 	// slots holds, per pool slot, what fill needs about the pool (see
-	// poolSlot), so that filling an operation touches no pool element.
+	// poolSlot), so that filling an operation touches no pool element;
+	// slots[pi+1].elem is pool pi's element.
 	slots       []poolSlot
 	scratchInts []int
 	nodeShapes  []nodeShape
 	// topo is the structure of the last tree built (see topology).
 	topo topology
 	// opIn and opG are the inputs the operations' elements were last
-	// filled from (see opcache.go); fnBase is the size of the arena of
-	// operations' functions after the update that last reset it (-1: not
-	// yet measured).
+	// filled from (see opcache.go), valid while topo.valid (a build
+	// records the structure only after them; one that fails leaves the
+	// structure invalid, or both unchanged); fnBase is the size of the
+	// arena of operations' functions after the update that last reset it
+	// (-1: not yet measured).
 	opIn   []opInputs
 	opG    opGlobals
 	fnBase int
-	// opInOK: opIn and opG describe the operations' elements (set by
-	// every fill; an update that fails before it leaves the structure
-	// invalid, or unchanged).
-	opInOK bool
 	// opSame[oi]: operation oi's inputs are those recorded for it (set
 	// by the validation of rebuild and reshape, read by their fill).
 	opSame []bool
@@ -216,7 +215,9 @@ type tree struct {
 	moveFrom, moveSrc []int32
 	// pooled: the tree of an engine the package-level Update borrows,
 	// which keeps nothing from one update to the next (see
-	// Engine.release), so its builds record nothing either.
+	// Engine.release), so its builds record nothing either (neither the
+	// operations' inputs and globals nor the structure): it never
+	// rebuilds or reshapes.
 	pooled bool
 }
 
@@ -249,6 +250,7 @@ func (t *tree) build(snap *Snapshot) error {
 		}
 	}
 	t.total = snap.Cluster.Total
+	t.prepareNodeShapes(snap.Cluster.Nodes) // for every path below
 	t.ones = Ones(snap.Cluster.Total)
 	t.snap = snap
 	t.cfg = &snap.Tree
@@ -340,52 +342,15 @@ func (t *tree) build(snap *Snapshot) error {
 	if first >= 0 {
 		return clashErr(&snap.Operations[first])
 	}
-	// Child lists by slot, in input order (a counting sort).
-	for s := 1; s <= np+1; s++ {
-		t.poolStart[s] += t.poolStart[s-1]
-		t.opStart[s] += t.opStart[s-1]
-	}
-	t.poolList = grow(t.poolList, np)
-	t.opList = grow(t.opList, no)
-	fill := grow(t.scratchInts, np+1)
-	t.scratchInts = fill
-	copy(fill, t.poolStart[:np+1])
-	for i := range snap.Pools {
-		ps := t.poolParent[i+1]
-		t.poolList[fill[ps]] = i
-		fill[ps]++
-	}
-	copy(fill, t.opStart[:np+1])
-	for i, ps := range t.opPool[:no] {
-		t.opList[fill[ps]] = i
-		fill[ps]++
-	}
+	// Child lists by slot, in input order.
+	t.poolList = t.slotLists(t.poolStart, t.poolParent[1:np+1], t.poolList)
+	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 
-	n := 1 + np + no
-	t.ws.reset(n)
-	t.el = grow(t.el, n)
-	t.names = grow(t.names, n)
-	t.fnS = grow(t.fnS, n)
-	t.fnM = grow(t.fnM, n)
-	t.prevSince = grow(t.prevSince, n)
-	clear(t.fnS)
-	clear(t.fnM)
-	clear(t.prevSince)
-	t.kids = grow(t.kids, n)[:0]
-	t.vols = grow(t.vols, np+1)
-	t.pools = t.pools[:0]
-	t.opElem = grow(t.opElem, no)
-	t.opFifo = grow(t.opFifo, no)
-	t.poolElem = grow(t.poolElem, np)
-	t.slots = grow(t.slots, np+1)
-	t.slots[0] = poolSlot{elem: 0, depth: 0}
-	clear(t.vols)
-	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
-	t.names[0] = RootID
-	t.pools = append(t.pools, 0)
-	t.fnBase = -1
-	t.opIn = grow(t.opIn, no)
-	t.prepareNodeShapes(snap.Cluster.Nodes)
+	n := t.startLayout(np, no)
+	t.resetFunctions() // a full build keeps no operation's function
+	if !t.pooled {
+		t.opIn = grow(t.opIn, no)
+	}
 	next, err := t.layout(snap, true)
 	if err != nil {
 		return err
@@ -402,9 +367,11 @@ func (t *tree) build(snap *Snapshot) error {
 			}
 		}
 	}
+	// The package-level Update's engine records nothing (see pooled).
 	t.fill(snap, false, false, !t.pooled, false)
-	t.opInOK = !t.pooled
-	t.topo.record(snap)
+	if !t.pooled {
+		t.topo.record(snap)
+	}
 	return nil
 }
 
@@ -412,17 +379,17 @@ func (t *tree) build(snap *Snapshot) error {
 // whose structure is built, and prepares the operations. With keep, the
 // elements of the operations whose inputs are those they were last filled
 // from are kept (see opcache.go), with their functions when keepFn; with
-// record, the inputs of the elements filled are recorded for the next
-// update.
+// record, the inputs of the elements filled and the globals are recorded
+// for the next update (t.opIn must then have room for every operation).
 //
 // With keep or moved, t.opSame says which operations' inputs are
 // unchanged (see validateOperations; reshape sets it for the operations it
 // found in the last tree).
 //
-// With moved (reshape), the operations that were in the last tree are
-// found at t.opOld in the last tree's elements (elOld, with their inputs in
-// opInOld at t.opOldSrc), and those whose inputs did not change are copied
-// from there (moveKept).
+// With moved (reshape, which passes keep too), the operations that were
+// in the last tree are found at t.opOld in the last tree's elements
+// (elOld, with their inputs in opInOld at t.opOldSrc), and those whose
+// inputs did not change are copied from there (moveKept).
 func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// Operations are read in their own order (the tree's order would read
 	// them scattered); each fills its element in place.
@@ -433,29 +400,18 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	}
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
-		in := &t.opIn[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
-		if moved {
-			if old := t.opOld[oi]; old >= 0 {
+		if keep && t.opSame[oi] {
+			in := &t.opIn[oi]
+			if moved {
 				// Kept: moved by moveKept (below), in the tree's
-				// order; its inputs are recorded here.
-				if t.opSame[oi] {
-					pin := &t.opInOld[t.opOldSrc[oi]]
-					t.moveFrom[idx], t.moveSrc[idx] = old, int32(oi)
-					*in = *pin
-					sl.varies |= in.varies
-					if sl.summed {
-						for r := range sl.demand {
-							sl.demand[r] += max(in.demand[r], in.usage[r])
-							sl.usage[r] += in.usage[r]
-						}
-					}
-					continue
-				}
-			}
-		} else if keep && t.opSame[oi] {
-			if !keepFn {
+				// order; its inputs are recorded here (reshape sets
+				// opSame only for an operation found in the last
+				// tree, at opOld >= 0).
+				t.moveFrom[idx], t.moveSrc[idx] = t.opOld[oi], int32(oi)
+				*in = t.opInOld[t.opOldSrc[oi]]
+			} else if !keepFn {
 				t.el[idx].sDone = false
 				t.fnS[idx] = nil
 			}
@@ -480,7 +436,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 		t.names[idx] = string(o.ID)
 		t.fnS[idx] = nil
 		if record {
-			in.set(o, e.varies)
+			t.opIn[oi].set(o, e.varies)
 		}
 		sl.varies |= e.varies
 		if sl.summed {
@@ -504,7 +460,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			pe.demand, pe.usage = sl.demand, sl.usage
 		}
 	}
-	t.recordGlobals(&t.opG)
+	if record {
+		t.recordGlobals(&t.opG)
+	}
 	t.lz = grow(t.lz, len(t.pools))
 	if !keepFn {
 		t.forgetSums()
@@ -530,7 +488,7 @@ func (t *tree) loadPrevious(prev *State) {
 	}
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
-			t.prevSince[t.poolElem[pi]] = st.BelowFairShareSince
+			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
 		}
 	}
 }
@@ -581,6 +539,55 @@ func fifoCompare(all []Operation, params []FifoSortParameter) func(a, b int) int
 	}
 }
 
+// slotLists lists items 0..len(slotOf)-1 (pools or operations) by their
+// slot slotOf[i], in order (a counting sort): on entry start[s+1] is the
+// number of items in slot s; on return start[s] is where slot s's items
+// begin in the list, which is list grown to len(slotOf).
+func (t *tree) slotLists(start, slotOf, list []int) []int {
+	for s := 1; s < len(start); s++ {
+		start[s] += start[s-1]
+	}
+	list = grow(list, len(slotOf))
+	fill := grow(t.scratchInts, len(start)-1)
+	t.scratchInts = fill
+	copy(fill, start)
+	for i, s := range slotOf {
+		list[fill[s]] = i
+		fill[s]++
+	}
+	return list
+}
+
+// startLayout readies the buffers of a tree of np pools and no operations
+// for layout (build's and reshape's) and sets the root's element; it
+// returns the number of elements. The functions (fnS, fnM) are not
+// cleared: fill (or moveKept) writes every operation's fnS, and initPool
+// every pool's fnS and fnM when the pool is prepared, which comes before
+// anything reads them (a pool is read only once prepared, and preparing
+// it prepares its child pools first; prepare(0) prepares every pool
+// before the distribution and the report); an operation's fnM is never
+// read.
+func (t *tree) startLayout(np, no int) int {
+	n := 1 + np + no
+	t.el = grow(t.el, n)
+	t.names = grow(t.names, n)
+	t.fnS = grow(t.fnS, n)
+	t.fnM = grow(t.fnM, n)
+	t.prevSince = grow(t.prevSince, n)
+	clear(t.prevSince)
+	t.kids = grow(t.kids, n)[:0]
+	t.vols = grow(t.vols, np+1)
+	clear(t.vols)
+	t.opElem = grow(t.opElem, no)
+	t.opFifo = grow(t.opFifo, no)
+	t.slots = grow(t.slots, np+1)
+	t.slots[0] = poolSlot{elem: 0, depth: 0}
+	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
+	t.names[0] = RootID
+	t.pools = append(t.pools[:0], 0)
+	return n
+}
+
 // layout lays the tree out below the root, depth first: each element's
 // children are contiguous in t.kids, child pools before operations, and
 // elements are numbered in the order they are laid out (pools and
@@ -613,7 +620,6 @@ func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
 				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
-			t.poolElem[pi] = idx
 			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err

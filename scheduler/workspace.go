@@ -14,9 +14,6 @@ type workspace struct {
 	fifo []vfunc
 	sugg []float64
 
-	// sum is sumScaled's sweep.
-	sum childSum
-
 	vArena arena[vpoint]
 }
 
