@@ -3,8 +3,8 @@ package actors
 import (
 	"errors"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"time"
 )
 
