@@ -104,6 +104,15 @@ func (t *tree) poolAttributes(e *element) {
 	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
 		pd.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
 	}
+	if v := pool.FairShareStarvationTolerance; v != nil {
+		pd.hasTolerance, pd.tolerance = true, *v
+	}
+	if v := pool.FairShareStarvationTimeout; v != nil {
+		pd.hasTimeout, pd.timeout = true, *v
+	}
+	if v := pool.EnableAggressiveStarvation; v != nil {
+		pd.hasAggressive, pd.aggressive = true, *v
+	}
 	e.setShares(total)
 }
 

@@ -21,14 +21,16 @@ func (t *tree) inheritStarvationSettings(i int) {
 	e.tolerance, e.starvationTimeout, e.aggressiveEnabled = p.tolerance, p.starvationTimeout, p.aggressiveEnabled
 	switch e.kind {
 	case KindPool:
-		if v := t.pool(e).FairShareStarvationTolerance; v != nil {
-			e.tolerance = *v
+		// The pool's own settings, as poolAttributes copied them.
+		pd := t.data(e)
+		if pd.hasTolerance {
+			e.tolerance = pd.tolerance
 		}
-		if v := t.pool(e).FairShareStarvationTimeout; v != nil {
-			e.starvationTimeout = *v
+		if pd.hasTimeout {
+			e.starvationTimeout = pd.timeout
 		}
-		if v := t.pool(e).EnableAggressiveStarvation; v != nil {
-			e.aggressiveEnabled = *v
+		if pd.hasAggressive {
+			e.aggressiveEnabled = pd.aggressive
 		}
 	case KindOperation:
 		if e.hasOpTolerance {

@@ -132,6 +132,14 @@ type poolData struct {
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
 	canAcceptFreeVolume, distributeFreeVolume bool
+
+	// The pool's own starvation settings, when it sets them (see
+	// inheritStarvationSettings): poolAttributes copies them from the
+	// configuration, so that the report reads them here, in pre-order,
+	// where the configurations would be read scattered.
+	hasTolerance, hasTimeout, hasAggressive, aggressive bool
+	tolerance                                           float64
+	timeout                                             time.Duration
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
