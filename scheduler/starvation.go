@@ -74,6 +74,15 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 	if e.kind == KindPool && !t.cfg.EnablePoolStarvation {
 		return starvation{status: out.status}
 	}
+	switch {
+	case out.status == StatusNormal:
+		return out // not below: no time, non-starving
+	case since.IsZero():
+		out.since, out.starvation = now, NonStarving
+		return out
+	}
+	// Below its fair share since before this update: the timeouts
+	// decide (an operation's are scaled by its pending jobs).
 	timeout := e.starvationTimeout
 	aggressive := t.cfg.FairShareAggressiveStarvationTimeout
 	if e.kind == KindOperation {
@@ -81,17 +90,14 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 		timeout = time.Duration(float64(timeout) * k)
 		aggressive = time.Duration(float64(aggressive) * k)
 	}
+	out.since = since
 	switch {
-	case out.status == StatusNormal:
-		out.since, out.starvation = time.Time{}, NonStarving
-	case since.IsZero():
-		out.since, out.starvation = now, NonStarving
 	case e.aggressiveEnabled && now.After(since.Add(aggressive)):
-		out.since, out.starvation = since, AggressivelyStarving
+		out.starvation = AggressivelyStarving
 	case now.After(since.Add(timeout)):
-		out.since, out.starvation = since, Starving
+		out.starvation = Starving
 	default:
-		out.since, out.starvation = since, NonStarving
+		out.starvation = NonStarving
 	}
 	return out
 }
