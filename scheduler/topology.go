@@ -139,16 +139,17 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	}
 	// The root's and the pools' elements keep their structure; everything
 	// else starts from zero, as build leaves it (their functions are
-	// written when they are prepared, see startLayout).
+	// written when they are prepared, see startLayout). Their names are
+	// kept too: the pools' names are those the structure was built with
+	// (equal to snap's, or it would not match), as a kept operation's
+	// name is its id from the update that filled its element; reading
+	// them from snap again would visit the pools' configurations in the
+	// tree's order, scattered.
 	for _, i := range t.pools {
 		e := &t.el[i]
 		*e = element{kind: e.kind, parent: e.parent, kidLo: e.kidLo, kidHi: e.kidHi, poolKids: e.poolKids,
 			fifo: e.fifo, ord: e.ord, src: e.src, depth: e.depth, opsSummed: e.opsSummed}
-		if i != 0 {
-			t.names[i] = string(snap.Pools[e.src].Name)
-		}
 	}
-	t.names[0] = RootID
 	t.fill(snap, keep, keepFn, true, false)
 	return nil
 }
