@@ -113,6 +113,10 @@ func (t *tree) poolAttributes(e *element) {
 	if v := pool.EnableAggressiveStarvation; v != nil {
 		pd.hasAggressive, pd.aggressive = true, *v
 	}
+	if v := pool.Weight; v != nil {
+		pd.hasWeight, pd.weight = true, *v
+	}
+	pd.strongGuarantee = pool.StrongGuaranteeResources
 	e.setShares(total)
 }
 

@@ -16,9 +16,9 @@ func (t *tree) computeWeights() {
 			e.weight = 1
 			continue
 		}
-		switch pool := t.pool(e); {
-		case pool.Weight != nil:
-			e.weight = *pool.Weight
+		switch pd := t.data(e); {
+		case pd.hasWeight:
+			e.weight = pd.weight
 		case m != nil:
 			p := &t.el[e.parent]
 			own := t.data(e).sgs.MaxComponent() + t.data(e).totalFlowRatio

@@ -28,7 +28,7 @@ func (t *tree) inferStrongGuarantees() {
 		}
 		parentSG := t.data(e).effectiveSG
 		for _, c := range pools {
-			t.data(c).effectiveSG = t.pool(c).StrongGuaranteeResources.OrZero()
+			t.data(c).effectiveSG = t.data(c).strongGuarantee.OrZero()
 		}
 		for r := range NumResources {
 			rt := ResourceType(r)
@@ -39,7 +39,7 @@ func (t *tree) inferStrongGuarantees() {
 			implicit = grow(implicit, len(pools))
 			clear(implicit)
 			for k, c := range pools {
-				sg := t.pool(c).StrongGuaranteeResources
+				sg := t.data(c).strongGuarantee
 				if sg.Set.Has(rt) {
 					explicitSum += sg.Values[r]
 					continue
@@ -61,7 +61,7 @@ func (t *tree) inferStrongGuarantees() {
 				}
 			}
 			for k, c := range pools {
-				if t.pool(c).StrongGuaranteeResources.Set.Has(rt) {
+				if t.data(c).strongGuarantee.Set.Has(rt) {
 					continue
 				}
 				t.data(c).effectiveSG[r] = storeResource(rt, implicit[k]*scale)

@@ -134,12 +134,16 @@ type poolData struct {
 	canAcceptFreeVolume, distributeFreeVolume bool
 
 	// The pool's own starvation settings, when it sets them (see
-	// inheritStarvationSettings): poolAttributes copies them from the
-	// configuration, so that the report reads them here, in pre-order,
-	// where the configurations would be read scattered.
+	// inheritStarvationSettings), its strong guarantee as configured and
+	// its weight when it sets one: poolAttributes copies them from the
+	// configuration, so that the later passes read them here, by index in
+	// pools, where the configurations would be read scattered.
 	hasTolerance, hasTimeout, hasAggressive, aggressive bool
+	hasWeight                                           bool
 	tolerance                                           float64
 	timeout                                             time.Duration
+	weight                                              float64
+	strongGuarantee                                     PartialResources
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
