@@ -60,7 +60,8 @@ func (tp *topology) forget() {
 }
 
 // matches reports whether snap has the structure t was last built with,
-// fifo orders included. With a valid structure, t's index of the
+// fifo orders included, and validates the operations for rebuild as it
+// goes (see validateOperation). With a valid structure, t's index of the
 // operations is the last build's: operation i's id is t.opIdx.keys[i] and
 // its pool slot t.opPool[i] (0: the root, whose operations name no pool;
 // otherwise pool t.opPool[i]-1, named as snap's pool there once the pools
@@ -70,6 +71,10 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 	if len(snap.Operations) != len(ids) || !tp.poolsMatch(snap) {
 		return false
 	}
+	// Each operation is validated for rebuild as it is compared (see
+	// validateOperation).
+	t.opSame = grow(t.opSame, len(ids))
+	t.opErr = nil
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		var pool PoolID
@@ -79,6 +84,7 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 		if string(o.ID) != ids[i] || o.Pool != pool {
 			return false
 		}
+		t.validateOperation(i, o)
 	}
 	// A fifo pool's operations, as the last build sorted them, must be the
 	// stable sort of the input order by the current keys: sorted by key,
@@ -125,8 +131,8 @@ func (t *tree) rebuild(snap *Snapshot) error {
 			return err
 		}
 	}
-	if err := t.validateOperations(snap); err != nil {
-		return err
+	if t.opErr != nil { // see matches
+		return t.opErr
 	}
 	clear(t.prevSince)
 	clear(t.vols)
@@ -154,25 +160,21 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	return nil
 }
 
-// validateOperations validates snap's operations for rebuild, in order,
-// with the errors Validate reports, and sets t.opSame[oi] when operation
-// oi's inputs are bitwise those recorded in t.opIn[oi] (see opcache.go).
-// Such an operation's recorded fields are not checked again: every record
-// in opIn holds the inputs of an operation that passed Validate (fill
-// records only operations of a validated snapshot) or is the zero record,
-// and Validate's verdict on those fields depends on their bits only. Its
-// id and the fields opInputs does not record are checked as Validate
-// checks them.
-func (t *tree) validateOperations(snap *Snapshot) error {
-	ops := snap.Operations
-	t.opSame = grow(t.opSame, len(ops))
-	for i := range ops {
-		o := &ops[i]
-		same := t.topo.valid && t.opIn[i].same(o)
-		t.opSame[i] = same
-		if err := o.validateKnown(same); err != nil {
-			return err
-		}
+// validateOperation validates operation i (o) of snap for rebuild, with
+// the error Validate reports (the first one of the operations is kept in
+// t.opErr), and sets t.opSame[i] when its inputs are bitwise those
+// recorded in t.opIn[i] (see opcache.go). Such an operation's recorded
+// fields are not checked again: every record in opIn holds the inputs of
+// an operation that passed Validate (fill records only operations of a
+// validated snapshot) or is the zero record, and Validate's verdict on
+// those fields depends on their bits only. Its id and the fields opInputs
+// does not record are checked as Validate checks them. matches calls it
+// for each operation it compares, while the operation is at hand (one
+// pass over the operations instead of two).
+func (t *tree) validateOperation(i int, o *Operation) {
+	same := t.opIn[i].same(o)
+	t.opSame[i] = same
+	if t.opErr == nil {
+		t.opErr = o.validateKnown(same)
 	}
-	return nil
 }

@@ -210,8 +210,11 @@ type tree struct {
 	opG    opGlobals
 	fnBase int
 	// opSame[oi]: operation oi's inputs are those recorded for it (set
-	// by the validation of rebuild and reshape, read by their fill).
+	// by the validation of rebuild and reshape, read by their fill);
+	// opErr: the first operation's error that the validation for
+	// rebuild found (see validateOperation).
 	opSame []bool
+	opErr  error
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
 	// index in the last snapshot, with the first element and count of
@@ -395,7 +398,7 @@ func (t *tree) build(snap *Snapshot) error {
 // for the next update (t.opIn must then have room for every operation).
 //
 // With keep or moved, t.opSame says which operations' inputs are
-// unchanged (see validateOperations; reshape sets it for the operations it
+// unchanged (see validateOperation; reshape sets it for the operations it
 // found in the last tree).
 //
 // With moved (reshape, which passes keep too), the operations that were
