@@ -105,13 +105,14 @@ type element struct {
 }
 
 // poolSlot is what fill reads and sums about the root (slot 0) or pool i
-// (slot i+1) while it reads the operations: the pool's element index and
-// depth, whether it sums its operations' demand and usage (opsSummed), and
+// (slot i+1) while it reads the operations: the pool's element index,
+// depth and index in tree.pools (ord), whether it sums its operations' demand and usage (opsSummed), and
 // those sums and its operations' varies, copied into the pool's element
 // after the operations (a few hundred kilobytes of slots stay in cache,
 // where the pools' elements lie scattered over the tree).
 type poolSlot struct {
 	elem, depth   int32
+	ord           int32
 	summed        bool
 	varies        resourceSet
 	demand, usage Resources
@@ -125,6 +126,9 @@ type poolData struct {
 	sgs, pis Share
 	// effectiveSG is the effective (inferred) strong guarantee.
 	effectiveSG Resources
+
+	// limits is the pool's limits within the cluster (see poolSettings).
+	limits Resources
 
 	// Integral ratios (scalars).
 	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
@@ -484,11 +488,13 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	}
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
+	for pi := range snap.Pools {
+		t.poolSettings(&snap.Pools[pi], &t.pd[slots[pi+1].ord])
+	}
 	// Pools' attributes sum their children's, so pools go bottom-up.
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		t.poolAttributes(&t.el[t.pools[k]])
 	}
-	t.sumIntegralRatios()
 }
 
 // loadPrevious copies from the previous state when each pool and operation
@@ -635,7 +641,7 @@ func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
 				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
-			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), ord: t.el[idx].ord, summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}
