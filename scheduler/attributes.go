@@ -176,6 +176,7 @@ type nodeShape struct {
 // node shape once.
 func (t *tree) prepareNodeShapes(nodes []Node) {
 	t.nodeShapes = t.nodeShapes[:0]
+	clear(t.bestShare)
 	if len(nodes) == 0 || t.total[Memory] <= 0 {
 		return
 	}
@@ -199,6 +200,15 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 	total := &t.total
 	if len(t.nodeShapes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
 		return Share{}, false
+	}
+	// The share depends on the job shape, the nodes and the total only,
+	// and many operations run jobs of the same shape: each shape is
+	// computed once per update (a NaN never matches, and -0 matches 0,
+	// which the computation does not tell apart either).
+	s := t.ones
+	if v, ok := t.bestShare[*job]; ok {
+		s[Memory] = v
+		return s, true
 	}
 	// The resources the job needs, and their inverses: floor(n/j) is
 	// floor(n·(1/j)) unless n·(1/j) is within rounding of a whole number
@@ -229,7 +239,10 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 			usable += n.count * fit * job[Memory]
 		}
 	}
-	s := t.ones
 	s[Memory] = min(1, usable/total[Memory])
+	if t.bestShare == nil {
+		t.bestShare = make(map[Resources]float64)
+	}
+	t.bestShare[*job] = s[Memory]
 	return s, true
 }

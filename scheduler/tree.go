@@ -202,6 +202,9 @@ type tree struct {
 	slots       []poolSlot
 	scratchInts []int
 	nodeShapes  []nodeShape
+	// bestShare holds the memory share bestAllocationShare found for
+	// each job shape in this update (see there).
+	bestShare map[Resources]float64
 	// topo is the structure of the last tree built (see topology).
 	topo topology
 	// opIn and opG are the inputs the operations' elements were last
