@@ -129,8 +129,8 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		// order (a reused record is not cleared first; what it may hold
 		// from before is overwritten too, with zero where a new record
 		// has it): its job classifications and integral attributes lend
-		// their memory.
-		jobs, integral := r.Jobs, r.Integral
+		// their memory. They are read only where they are written again:
+		// reading a record before writing it waits for its memory.
 		r.Kind = e.kind
 		r.Name = t.names[i]
 		r.Parent = ""
@@ -159,7 +159,11 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		r.EffectiveStrongGuaranteeResources = pd.effectiveSG
 		r.TotalBurstRatio = pd.totalBurstRatio
 		r.TotalResourceFlowRatio = pd.totalFlowRatio
-		r.Integral = nil
+		if e.kind == KindPool && pd.integral != GuaranteeNone {
+			r.Integral = t.integralAttributes(e, r.Integral)
+		} else {
+			r.Integral = nil
+		}
 		r.Status = st.status
 		r.StarvationStatus = st.starvation
 		r.EffectiveFairShareStarvationTolerance = e.tolerance
@@ -169,15 +173,18 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
 		}
 		r.FifoIndex = int(e.fifoIndex)
-		r.Jobs = nil
 		r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
+		if e.kind == KindOperation && e.hasJobs {
+			t.classifyJobs(e, r, r.Jobs) // counts them too
+		} else {
+			r.Jobs = nil
+		}
 		switch e.kind {
 		case KindPool:
 			ps := PoolState{BelowFairShareSince: st.since}
 			if pd.integral != GuaranteeNone {
 				ps.AccumulatedVolume = t.vol(e).volume
 				ps.LastIntegralShareRatio = pd.lastShareRatio
-				r.Integral = t.integralAttributes(e, integral)
 			}
 			if ps != (PoolState{}) {
 				res.State.Pools[PoolID(t.names[i])] = ps
@@ -186,9 +193,6 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			if !st.since.IsZero() {
 				t.prevSince[i] = st.since // the next state's entry, see below
 				below = append(below, i)
-			}
-			if e.hasJobs {
-				t.classifyJobs(e, r, jobs)
 			}
 		}
 	}
