@@ -15,16 +15,20 @@ import "slices"
 // whose engines are shared, never records or reuses a structure (see
 // tree.pooled).
 //
-// What the structure depends on is listed in topoPool (names, parents,
-// modes, fifo sort parameters, the pools' order) and, for the operations,
-// read from the tree's own index of the last build (ids in order in
-// tree.opIdx, pools in tree.opPool), plus the fifo sort keys checked in
-// matches: an input added later that changes the structure must be added
-// there.
+// What the structure depends on is listed in topology.names and topoPool
+// (names, parents, modes, fifo sort parameters, the pools' order) and, for
+// the operations, read from the tree's own index of the last build (ids in
+// order in tree.opIdx, pools in tree.opPool), plus the fifo sort keys
+// checked in matches: an input added later that changes the structure must
+// be added there.
 
 // topology is the structure of the last tree an Engine built.
 type topology struct {
 	valid bool
+	// names are the pools' names, apart from the rest of each pool's
+	// structure (pools), so that matches, which looks up an operation's
+	// pool name in them, finds them in a compact list.
+	names []PoolID
 	pools []topoPool
 	// fifo holds the pools' fifo sort parameters, copied (the caller may
 	// reuse its slices): pool i's are fifo[pools[i].fifoLo:pools[i].fifoHi].
@@ -32,7 +36,7 @@ type topology struct {
 }
 
 type topoPool struct {
-	name, parent   PoolID
+	parent         PoolID
 	mode           Mode
 	fifoLo, fifoHi int
 }
@@ -40,13 +44,15 @@ type topoPool struct {
 // record remembers snap's structure after a successful build (the
 // operations' is the tree's index of them, see matches).
 func (tp *topology) record(snap *Snapshot) {
+	tp.names = tp.names[:0]
 	tp.pools = tp.pools[:0]
 	tp.fifo = tp.fifo[:0]
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		lo := len(tp.fifo)
 		tp.fifo = append(tp.fifo, p.FifoSortParameters...)
-		tp.pools = append(tp.pools, topoPool{name: p.Name, parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
+		tp.names = append(tp.names, p.Name)
+		tp.pools = append(tp.pools, topoPool{parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
 	}
 	tp.valid = true
 }
@@ -54,8 +60,9 @@ func (tp *topology) record(snap *Snapshot) {
 // forget drops the remembered structure (and its references to the
 // caller's names).
 func (tp *topology) forget() {
+	clear(tp.names)
 	clear(tp.pools)
-	tp.pools, tp.fifo = tp.pools[:0], tp.fifo[:0]
+	tp.names, tp.pools, tp.fifo = tp.names[:0], tp.pools[:0], tp.fifo[:0]
 	tp.valid = false
 }
 
@@ -79,7 +86,7 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 		o := &snap.Operations[i]
 		var pool PoolID
 		if ps := t.opPool[i]; ps > 0 {
-			pool = tp.pools[ps-1].name
+			pool = tp.names[ps-1]
 		}
 		if string(o.ID) != ids[i] || o.Pool != pool {
 			return false
@@ -113,7 +120,7 @@ func (tp *topology) poolsMatch(snap *Snapshot) bool {
 	}
 	for i := range snap.Pools {
 		p, q := &snap.Pools[i], &tp.pools[i]
-		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
+		if p.Name != tp.names[i] || p.Parent != q.parent || p.Mode != q.mode ||
 			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
 			return false
 		}
