@@ -181,7 +181,6 @@ func (t *tree) extend(i, need int) {
 		lz.mFinal, lz.sFinal = len(m), len(s)
 		e.sDone = true
 		e.sEnd = int32(activeEnd(s))
-		e.limitedDemand = limitedDemand(s)
 		return
 	}
 	lz.mFinal, lz.sFinal = len(m)-1, max(len(s)-1, 0)
@@ -235,26 +234,23 @@ func (t *tree) startF(i int) {
 const limitMargin = 1e-6
 
 // limitedDemands sets every pool's S(1) (operations' were set with their
-// functions), bottom-up. A pool whose S is complete has it exactly. For
-// the others S(1) = F(M(1)) is the end of F, Σ_c S_c(min(1, scale_c)),
-// unless F exceeds the limits on the way (whether it does can turn on
-// rounding when the sum ends at a limit): when the sum comes within
-// limitMargin of the limits, the functions are completed (up to where they
-// exceed the limits); otherwise the sum is taken (which may differ from F's
-// last point, a running sum, by rounding).
+// functions), bottom-up, the same however far the update happened to build
+// the pool's functions (so that keeping them across updates changes
+// nothing): S(1) = F(M(1)) is the end of F, Σ_c S_c(min(1, scale_c)), and
+// the pool takes that sum of its children's limited demands, unless F
+// exceeds the limits on the way (whether it does can turn on rounding when
+// the sum ends at a limit): when the sum comes within limitMargin of the
+// limits, the functions are completed (up to where they exceed the limits)
+// and S(1) is taken from S exactly. The sum may differ from F's last point,
+// a running sum, by rounding, and so from a complete S's S(1): a pool whose
+// S happens to be complete still takes the sum.
 func (t *tree) limitedDemands() {
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		i := t.pools[k]
 		e := &t.el[i]
-		if e.sDone {
-			continue
-		}
 		lz := &t.lz[e.ord]
 		if lz.target == 0 {
 			t.extend(i, 0)
-			if e.sDone {
-				continue
-			}
 		}
 		// (Building the pool's F read every child's first point, which
 		// built the operations' functions.)
@@ -279,5 +275,6 @@ func (t *tree) limitedDemands() {
 		for !e.sDone {
 			t.extend(i, lz.sFinal+1)
 		}
+		e.limitedDemand = limitedDemand(t.fnS[i])
 	}
 }

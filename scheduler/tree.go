@@ -78,7 +78,8 @@ type element struct {
 	// Shares of the cluster total.
 	demandShare, usageShare, limitsShare Share
 	fairShare                            Share
-	// limitedDemand is S(1), kept when S is built (for the report).
+	// limitedDemand is S(1): an operation's, set when its S is built; a
+	// pool's, set by limitedDemands (for the report).
 	limitedDemand Share
 
 	// src is the pool's index in the snapshot's pools, the operation's in
