@@ -24,8 +24,14 @@ import "math"
 // resources F may rise in (see maxFitFactorTo), the same whether or not F
 // is complete. A pool's guarantee and limits are those it had when it was
 // prepared, as if its functions had been built then.
+//
+// So how far an update happens to build a pool's functions changes no
+// result, and an Engine keeps them, as far as they were built, for the
+// next update that prepares the pool with the same inputs (see
+// poolcache.go), which continues them from there.
 
-// poolFn is a pool's functions, built on demand.
+// poolFn is a pool's functions, built on demand, and what they were built
+// from (see poolcache.go: an Engine keeps them across updates).
 type poolFn struct {
 	// g and lim are the guarantee (strong plus integral) and limits shares
 	// of the pool when it was prepared.
@@ -45,22 +51,25 @@ type poolFn struct {
 	// mFinal and sFinal are the numbers of leading points of m and s that
 	// building from more of F keeps (all of them once the element's sDone).
 	mFinal, sFinal int
-	// sumKept: sum holds a sweep of F from the pool's children as they
-	// are now (a pool whose children are all operations, see keptSum),
-	// which startF continues instead of starting again.
-	sumKept bool
-}
+	// sumStarted: sum was started (by startF) from the children recorded
+	// in kids, and startF continues it instead of starting again.
+	sumStarted bool
+	// done, sEnd and fLo are what the build set in the pool's element:
+	// sDone, sEnd and fLo (restored with the functions, see restorePool).
+	done bool
+	sEnd int32
+	fLo  float64
 
-// initPool prepares pool (or root) i: its functions will be built on
-// demand from its children's, with its current guarantee and limits.
-func (t *tree) initPool(i int) {
-	e := &t.el[i]
-	lz := &t.lz[e.ord]
-	lz.g, lz.lim = t.data(e).sgs.Add(t.data(e).pis), e.limitsShare
-	lz.target, lz.mFinal, lz.sFinal, lz.fSeen = 0, 0, 0, 0
-	lz.m, lz.s = lz.m[:0], lz.s[:0]
-	t.fnS[i], t.fnM[i] = nil, nil
-	e.sDone = false
+	// ver identifies the functions (0: none to keep); used is the update
+	// (tree.gen) that last prepared the pool with them; varies, fifo and
+	// kids are, with g and lim, what they are built from; layout is the
+	// tree layout (tree.layoutGen) whose element indexes sum's children
+	// hold. See poolcache.go.
+	ver, used uint64
+	varies    resourceSet
+	fifo      bool
+	kids      []kidKey
+	layout    uint64
 }
 
 // finalS returns the final points of element c's FairShareBySuggestion and
@@ -177,11 +186,12 @@ func (t *tree) extend(i, need int) {
 	lz.m, lz.s = m, s
 	t.fnM[i], t.fnS[i] = m, s
 	e.fLo = f[0].x
+	lz.fLo = e.fLo
 	if mDone {
 		lz.mFinal, lz.sFinal = len(m), len(s)
-		e.sDone = true
+		e.sDone, lz.done = true, true
 		e.sEnd = int32(activeEnd(s))
-		e.limitedDemand = limitedDemand(s)
+		lz.sEnd = e.sEnd
 		return
 	}
 	lz.mFinal, lz.sFinal = len(m)-1, max(len(s)-1, 0)
@@ -191,10 +201,10 @@ func (t *tree) extend(i, need int) {
 func (t *tree) startF(i int) {
 	e := &t.el[i]
 	lz := &t.lz[e.ord]
-	if lz.sumKept {
-		return // see keptSum
+	if lz.sumStarted {
+		return // kept, see poolcache.go
 	}
-	defer t.keptSum(i)
+	lz.sumStarted, lz.layout = true, t.layoutGen
 	kids := t.children(e)
 	s := &lz.sum
 	s.reset(t)
@@ -235,26 +245,23 @@ func (t *tree) startF(i int) {
 const limitMargin = 1e-6
 
 // limitedDemands sets every pool's S(1) (operations' were set with their
-// functions), bottom-up. A pool whose S is complete has it exactly. For
-// the others S(1) = F(M(1)) is the end of F, Σ_c S_c(min(1, scale_c)),
-// unless F exceeds the limits on the way (whether it does can turn on
-// rounding when the sum ends at a limit): when the sum comes within
-// limitMargin of the limits, the functions are completed (up to where they
-// exceed the limits); otherwise the sum is taken (which may differ from F's
-// last point, a running sum, by rounding).
+// functions), bottom-up, the same however far the update happened to build
+// the pool's functions (so that keeping them across updates changes
+// nothing): S(1) = F(M(1)) is the end of F, Σ_c S_c(min(1, scale_c)), and
+// the pool takes that sum of its children's limited demands, unless F
+// exceeds the limits on the way (whether it does can turn on rounding when
+// the sum ends at a limit): when the sum comes within limitMargin of the
+// limits, the functions are completed (up to where they exceed the limits)
+// and S(1) is taken from S exactly. The sum may differ from F's last point,
+// a running sum, by rounding, and so from a complete S's S(1): a pool whose
+// S happens to be complete still takes the sum.
 func (t *tree) limitedDemands() {
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		i := t.pools[k]
 		e := &t.el[i]
-		if e.sDone {
-			continue
-		}
 		lz := &t.lz[e.ord]
 		if lz.target == 0 {
 			t.extend(i, 0)
-			if e.sDone {
-				continue
-			}
 		}
 		// (Building the pool's F read every child's first point, which
 		// built the operations' functions.)
@@ -279,5 +286,6 @@ func (t *tree) limitedDemands() {
 		for !e.sDone {
 			t.extend(i, lz.sFinal+1)
 		}
+		e.limitedDemand = limitedDemand(t.fnS[i])
 	}
 }

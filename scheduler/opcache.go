@@ -37,16 +37,18 @@ import (
 //   - The fields the later steps write into an operation's element (fair
 //     share, suggestion scale, starvation settings) are written by them
 //     at every update before they are read, kept element or not.
-//   - A pool whose children are all operations keeps its children's sum
-//     (poolFn.sumKept, see keptSum) while every child keeps its element
-//     and function; fill clears the mark otherwise.
+//   - An operation's element.ver identifies its function: fill gives the
+//     element a new one whenever it fills the element or drops its
+//     function, and a kept element keeps its own (moved with it by
+//     reshape). The pools' functions, kept while their children's
+//     identities are the same (see poolcache.go), rely on it.
 //
 // All of this needs the structure of the last update, which includes the
 // whole list of operations; an operation that starts or finishes between
 // two updates changes it. When only the operations changed (the pools are
 // the same), reshape.go lays the tree out again and moves the kept
-// elements, functions and sums there; when the pools changed, the update
-// is a full build that keeps nothing.
+// elements and functions there; when the pools changed, the update is a
+// full build that keeps nothing.
 
 // opInputs are the inputs of an operation's element and functions.
 type opInputs struct {
@@ -208,32 +210,4 @@ func (a *arena[P]) used() int {
 		n += len(c)
 	}
 	return n
-}
-
-// keptSum marks the children's sum startF has just started for pool i as
-// one to keep across updates when the pool's children are all operations
-// and the sum is a fifo concatenation (complete at once) or a sweep of
-// several children (which answers any target as a new sweep would, see
-// childSum.run). Such a sum is a function of the children's functions,
-// their suggestion scales (from their weights) and their order only — not
-// of the pool's guarantee or limits, which the steps after it read — so
-// it stays valid, within an update and across updates, while every child
-// keeps its element and function (fill clears the mark of a pool with a
-// child that does not, and every mark when functions are not kept).
-// Sweeping more of it later continues from where it stopped; points are
-// final once emitted, whoever asked for them. Sums of pools with child
-// pools are never kept: sweeping them builds their child pools' functions
-// on demand, which decides how much of those is built (see
-// limitedDemands), and a kept sum would not ask for them.
-func (t *tree) keptSum(i int) {
-	e := &t.el[i]
-	lz := &t.lz[e.ord]
-	lz.sumKept = e.poolKids == 0 && (e.fifo || len(lz.sum.ch) >= 2)
-}
-
-// forgetSums clears every pool's kept sum.
-func (t *tree) forgetSums() {
-	for k := range t.lz {
-		t.lz[k].sumKept = false
-	}
 }

@@ -387,9 +387,8 @@ type sumChild struct {
 	pending Share // its rise deferred from a near-vertical segment
 	scale   float64
 	// kid is the child's element index (with a tree), read only to ask
-	// for more points while done is false (a sum kept across updates,
-	// whose children are operations, keeps the indexes of the tree it was
-	// started in, see reshape).
+	// for more points while done is false (a sum kept across updates is
+	// renumbered when the tree is laid out again, see renumberSum).
 	kid int32
 	// end is a complete function's activeEnd (-1 while unknown); nf is an
 	// index known to be below the child's activeEnd (-1 when none is).
@@ -474,7 +473,9 @@ func (s *childSum) start(dst vfunc, base Share) {
 // (completing only when its last group gives the target-th point), so a
 // sweep that already went further answers with its first target points as
 // the shorter sweep would have left them: a sum kept from an earlier
-// update (see opcache.go) serves any target exactly as a new one would.
+// build (see poolcache.go) serves any target exactly as a new one would.
+// (A sum of one sloped child kept from a longer build answers with more
+// final points than a new one would; they are the same points.)
 func (s *childSum) run(target int) (f vfunc, final int, done bool) {
 	if len(s.ch) >= 2 && target > 0 && (s.fDone && target < s.n0 || !s.fDone && target <= len(s.out)) {
 		return s.out[:target], target, false

@@ -13,13 +13,12 @@ package scheduler
 // order (the fifo order by the current keys), moves their elements and
 // functions from the last tree instead of filling and building them (see
 // fill): those of the operations whose inputs are bitwise unchanged (see
-// opcache.go). A kept children's sum of such a pool (keptSum) moves with
-// it as it is: its children are operations, whose functions are complete,
-// so the sum never asks the tree for them by their element indexes
-// (childSum.has), which therefore need no renumbering. In a pool whose
-// operations changed,
-// the operations that stay are found by id and moved too (the pool's sum
-// is built again).
+// opcache.go), with the identity of their functions (element.ver). In a
+// pool whose operations changed, the operations that stay are found by id
+// and moved too. The pools' functions stay where they are (tree.lz, by
+// the pool's index in tree.pools, which reshape does not change); those
+// whose inputs are unchanged are kept (see poolcache.go), their children's
+// element indexes renumbered (layoutGen).
 //
 // The last tree's elements, names, functions and inputs are kept in second
 // buffers (tree.elOld and the rest) while the new ones are written: an
@@ -102,7 +101,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	// operation is looked for among the last ones by its id, in order, a
 	// few places ahead of the last one found (operations that stay keep
 	// their order: the input order, or the fifo order by unchanged keys;
-	// one not found is filled), and the pool's kept sum is dropped.
+	// one not found is filled).
 	t.opOld = grow(t.opOld, no)
 	t.opOldSrc = grow(t.opOldSrc, no)
 	for s := range np + 1 {
@@ -119,7 +118,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			}
 			continue
 		}
-		t.lz[t.el[t.slots[s].elem].ord].sumKept = false
 		p := 0 // the next last operation to look at
 		for _, oi := range ops {
 			t.opOld[oi] = -1
@@ -165,6 +163,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	if _, err := t.layout(snap, false); err != nil {
 		return false
 	}
+	t.layoutGen++ // the elements moved (see renumberSum)
 	t.fill(snap, true, keepFn, true, true)
 	t.topo.record(snap)
 	return true
@@ -188,7 +187,7 @@ func (t *tree) moveKept(keepFn bool) {
 		t.names[idx] = t.namesOld[old]
 		t.fnS[idx] = t.fnSOld[old]
 		if !keepFn {
-			e.sDone = false
+			e.sDone, e.ver = false, t.newVer()
 			t.fnS[idx] = nil
 		}
 	}

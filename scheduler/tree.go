@@ -74,11 +74,16 @@ type element struct {
 	scale float64
 	// fLo is the start of the FairShareByFitFactor domain.
 	fLo float64
+	// ver identifies the element's functions: an operation's is given by
+	// fill (see opcache.go), a pool's when it is prepared (see
+	// poolcache.go); equal numbers mean equal functions.
+	ver uint64
 
 	// Shares of the cluster total.
 	demandShare, usageShare, limitsShare Share
 	fairShare                            Share
-	// limitedDemand is S(1), kept when S is built (for the report).
+	// limitedDemand is S(1): an operation's, set when its S is built; a
+	// pool's, set by limitedDemands (for the report).
 	limitedDemand Share
 
 	// src is the pool's index in the snapshot's pools, the operation's in
@@ -172,9 +177,19 @@ type tree struct {
 	fnS       []vfunc
 	fnM       []sfunc
 	prevSince []time.Time
-	// pd and lz hold the pools' data and functions, by index in pools.
-	pd []poolData
-	lz []poolFn
+	// pd and lz hold the pools' data and functions, by index in pools;
+	// lzAlt holds second functions of some pools (pool k's at
+	// lzAlt[altIdx[k]-1] when altIdx[k] > 0), see poolcache.go.
+	pd     []poolData
+	lz     []poolFn
+	lzAlt  []poolFn
+	altIdx []int32
+	// verNext is the next function identity to give (see element.ver);
+	// gen counts the updates and layoutGen the layouts of the tree (see
+	// poolcache.go); poolStats counts, for tests, how the pools were
+	// prepared in the last update.
+	verNext, gen, layoutGen uint64
+	poolStats               poolStats
 	// pools lists the root and the pools, in pre-order.
 	pools []int
 	total Resources
@@ -271,6 +286,8 @@ func (t *tree) build(snap *Snapshot) error {
 			return fmt.Errorf("%w: cluster total %s must be a finite number >= 0, got %g", ErrInvalidConfig, ResourceType(i), v)
 		}
 	}
+	t.gen++
+	t.poolStats = poolStats{}
 	t.total = snap.Cluster.Total
 	t.prepareNodeShapes(snap.Cluster.Nodes) // for every path below
 	t.ones = Ones(snap.Cluster.Total)
@@ -284,6 +301,7 @@ func (t *tree) build(snap *Snapshot) error {
 		return nil
 	}
 	t.topo.valid = false
+	t.dropPools() // the pools may be numbered differently
 
 	// Index pools and check names and parents. Slot 0 is the root; pool i
 	// is slot i+1.
@@ -434,7 +452,8 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 				t.moveFrom[idx], t.moveSrc[idx] = t.opOld[oi], int32(oi)
 				*in = t.opInOld[t.opOldSrc[oi]]
 			} else if !keepFn {
-				t.el[idx].sDone = false
+				e := &t.el[idx]
+				e.sDone, e.ver = false, t.newVer()
 				t.fnS[idx] = nil
 			}
 			sl.varies |= in.varies
@@ -449,11 +468,9 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			}
 			continue
 		}
-		if keep {
-			t.lz[t.el[sl.elem].ord].sumKept = false // see keptSum
-		}
 		e := &t.el[idx]
-		*e = element{kind: KindOperation, parent: sl.elem, depth: sl.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi)}
+		*e = element{kind: KindOperation, parent: sl.elem, depth: sl.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi),
+			ver: t.newVer()}
 		t.initOperation(e, o)
 		t.names[idx] = string(o.ID)
 		t.fnS[idx] = nil
@@ -485,10 +502,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	if record {
 		t.recordGlobals(&t.opG)
 	}
-	t.lz = grow(t.lz, len(t.pools))
-	if !keepFn {
-		t.forgetSums()
-	}
+	t.growPools()
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
 	for pi := range snap.Pools {

@@ -25,8 +25,8 @@ import (
 // (fair_share/total or fair_share.total). A refusal has the status of its
 // typed error (404 for an unknown tree, pool, operation or an attribute the
 // element does not have, 400 for an unknown attribute or a bad name, 503
-// when the scheduler does not answer in time) and the body
-// an ErrorBody.
+// when the scheduler does not answer in time or when MaxInFlight requests
+// are being answered already) and the body an ErrorBody.
 func (o *Orchid) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /orchid/trees", func(w http.ResponseWriter, _ *http.Request) {
@@ -76,7 +76,7 @@ func (o *Orchid) Handler() http.Handler {
 		o.writeErrorProto(w, &pb.Error{Code: pb.ErrorCode_ERROR_CODE_NOT_FOUND, Field: "path",
 			Message: fmt.Sprintf("%s %s is not an orchid path (see /orchid/trees)", r.Method, r.URL.Path)})
 	})
-	return mux
+	return o.limitInFlight(mux, MaxInFlight)
 }
 
 // attributePath splits "fair_share/total" or "fair_share.total".

@@ -14,8 +14,9 @@ import (
 // Version is the orchid service's micro version.
 const Version = "1.0.0"
 
-// MaxInFlight bounds the NATS requests answered at once; more are refused
-// with UNAVAILABLE rather than queued behind a slow tree.
+// MaxInFlight bounds the requests answered at once, separately for the
+// NATS service and for the HTTP handler; more are refused with UNAVAILABLE
+// (HTTP 503) rather than queued behind a slow tree.
 const MaxInFlight = 64
 
 // ContentType is the header every orchid answer carries.

@@ -36,6 +36,9 @@ func CheckHTTPAddr(addr string) error {
 	return nil
 }
 
+// maxScrapesInFlight bounds the /metrics requests answered at once.
+const maxScrapesInFlight = 4
+
 // httpServer serves the orchid and the metrics.
 type httpServer struct {
 	srv  *http.Server
@@ -55,7 +58,10 @@ func startHTTP(addr string, o *orchid.Orchid) (*httpServer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/orchid/", o.Handler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// A scrape asks every tree actor for its counts: more than a few at
+	// once are refused with 503 (promhttp's own bound) instead of queueing
+	// on the tree actors.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: maxScrapesInFlight}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listener: %w", err)
