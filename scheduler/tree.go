@@ -123,6 +123,13 @@ type poolSlot struct {
 	demand, usage Resources
 }
 
+// ordNode is the root's or a pool's place in the pools' tree by index in
+// tree.pools: its parent's index (-1 for the root) and its child pools at
+// tree.ordKids[lo:hi].
+type ordNode struct {
+	parent, lo, hi int32
+}
+
 // poolData is the part of the root's and the pools' elements that
 // operations do not have (tree.pd, by index in tree.pools).
 type poolData struct {
@@ -192,6 +199,14 @@ type tree struct {
 	poolStats               poolStats
 	// pools lists the root and the pools, in pre-order.
 	pools []int
+	// ordNode and ordKids are the tree of the root and the pools by index
+	// in pools (as pd): each one's parent and child pools
+	// (ordKids[lo:hi]), so that the passes that read the pools' data
+	// alone (the guarantees) need not visit their elements, scattered
+	// over the element store.
+	ordNode []ordNode
+	ordKids []int32
+
 	total Resources
 	ones  Share
 	snap  *Snapshot
@@ -623,6 +638,9 @@ func (t *tree) startLayout(np, no int) int {
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
 	t.pools = append(t.pools[:0], 0)
+	t.ordNode = grow(t.ordNode, np+1)
+	t.ordNode[0] = ordNode{parent: -1}
+	t.ordKids = grow(t.ordKids, np)[:0]
 	return n
 }
 
@@ -649,11 +667,16 @@ func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
 		children := t.kids[k0 : k0+nk : k0+nk]
 		pe := &t.el[parent]
 		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
+		po, o0 := pe.ord, len(t.ordKids)
+		t.ordKids = t.ordKids[:o0+len(childPools)]
+		t.ordNode[po].lo, t.ordNode[po].hi = int32(o0), int32(len(t.ordKids))
 		for k, pi := range childPools {
 			p := &snap.Pools[pi]
 			idx := next
 			next++
 			children[k] = idx
+			t.ordKids[o0+k] = int32(len(t.pools))
+			t.ordNode[len(t.pools)].parent = po
 			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
 				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
