@@ -534,11 +534,27 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 // than the tree when most elements are not below their fair share); each
 // entry sets its own element, so the maps' order does not matter.
 func (t *tree) loadPrevious(prev *State) {
+	// The operations' ids are looked up a batch at a time (see findMany).
+	var ids [findBatch]string
+	var since [findBatch]time.Time
+	var found [findBatch]int32
+	n := 0
+	flush := func() {
+		t.opIdx.findMany(ids[:n], found[:n])
+		for k, oi := range found[:n] {
+			if oi >= 0 {
+				t.prevSince[t.opElem[oi]] = since[k]
+			}
+		}
+		n = 0
+	}
 	for id, st := range prev.Operations {
-		if oi, ok := t.opIdx.find(string(id)); ok {
-			t.prevSince[t.opElem[oi]] = st.BelowFairShareSince
+		ids[n], since[n] = string(id), st.BelowFairShareSince
+		if n++; n == findBatch {
+			flush()
 		}
 	}
+	flush()
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
 			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
