@@ -100,10 +100,6 @@ type element struct {
 	hasOpTolerance, hasOpTimeout bool
 	opTolerance                  float64
 	opTimeout                    time.Duration
-	// Starvation settings, inherited top-down in the report.
-	aggressiveEnabled bool
-	tolerance         float64
-	starvationTimeout time.Duration
 
 	// Absolute resources.
 	demand, usage, limits Resources
@@ -160,6 +156,9 @@ type poolData struct {
 	timeout                                             time.Duration
 	weight                                              float64
 	strongGuarantee                                     PartialResources
+	// starvation is the effective starvation settings, inherited
+	// top-down in the report (see inheritStarvationSettings).
+	starvation starvationSettings
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.

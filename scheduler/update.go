@@ -115,10 +115,10 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		if e.kind != KindOperation {
 			pd = t.data(e)
 		}
-		t.inheritStarvationSettings(i)
+		set := t.inheritStarvationSettings(i)
 		var st starvation
 		if i != 0 {
-			st = t.computeStatus(i, snap.Now)
+			st = t.computeStatus(i, snap.Now, &set)
 		}
 		if e.parent == 0 {
 			addTo(&rootTotal, &e.fairShare)
@@ -166,8 +166,8 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		}
 		r.Status = st.status
 		r.StarvationStatus = st.starvation
-		r.EffectiveFairShareStarvationTolerance = e.tolerance
-		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
+		r.EffectiveFairShareStarvationTolerance = set.tolerance
+		r.EffectiveFairShareStarvationTimeout = set.timeout
 		r.BelowFairShareSince = st.since
 		if i != 0 {
 			r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
