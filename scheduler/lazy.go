@@ -51,6 +51,12 @@ type poolFn struct {
 	// mFinal and sFinal are the numbers of leading points of m and s that
 	// building from more of F keeps (all of them once the element's sDone).
 	mFinal, sFinal int
+	// distAt is the update (tree.gen) that last distributed the pool's
+	// fair share with these functions (0: none did), at suggestion distS
+	// (see keepDistribution). They sit next to sFinal, which evaluating
+	// the pool's functions reads, to share its cache line.
+	distAt uint64
+	distS  float64
 	// sumStarted: sum was started (by startF) from the children recorded
 	// in kids, and startF continues it instead of starting again.
 	sumStarted bool

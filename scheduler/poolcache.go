@@ -83,8 +83,10 @@ type kidKey struct {
 type poolStats struct {
 	// restored: functions kept whole (swapped: from the second slot);
 	// fresh: started afresh, sumKept of them keeping the children's sum;
-	// renumbered: kept sums whose children were renumbered.
-	restored, swapped, fresh, sumKept, renumbered int
+	// renumbered: kept sums whose children were renumbered; distKept:
+	// pools whose children got the fair shares of the last update's
+	// distribution back (see keepDistribution).
+	restored, swapped, fresh, sumKept, renumbered, distKept int
 }
 
 // newVer returns a function identity never given before.
@@ -227,7 +229,7 @@ func (t *tree) startPool(i int, lz *poolFn, g *Share, keepSum bool) {
 	e.ver = lz.ver
 	lz.target, lz.mFinal, lz.sFinal, lz.fSeen = 0, 0, 0, 0
 	lz.m, lz.s = lz.m[:0], lz.s[:0]
-	lz.done, lz.ldSet = false, false
+	lz.done, lz.ldSet, lz.distAt = false, false, 0
 	t.fnS[i], t.fnM[i] = nil, nil
 	e.sDone = false
 }
