@@ -181,8 +181,18 @@ func (t *tree) distribute(i int, s float64) {
 // The children's shares computed to check the bound are their fair shares.
 func (t *tree) distributeChildren(i int, s float64) {
 	e := &t.el[i]
+	if e.kind == KindOperation {
+		return
+	}
+	if t.keepDistribution(i, s) {
+		return
+	}
+	if !t.pooled {
+		lz := &t.lz[e.ord]
+		lz.distAt, lz.distS = t.gen, s
+	}
 	kids := t.children(e)
-	if e.kind == KindOperation || len(kids) == 0 {
+	if len(kids) == 0 {
 		return
 	}
 	f := t.mAt(i, s)
@@ -217,6 +227,46 @@ func (t *tree) distributeChildren(i int, s float64) {
 		t.distributeChildren(c, sugg[k])
 	}
 	w.sugg = w.sugg[:base]
+}
+
+// keepDistribution distributes pool i's fair share at suggestion s as the
+// last update did, without evaluating its children's functions, when it
+// can, and reports whether it did. The distribution below a pool is a
+// function of its functions and of the children's (their identities, see
+// poolcache.go), of its suggestion, and of its fair share, which is its
+// S at that suggestion: so when the pool's functions are those the last
+// update distributed it with (kept, see poolcache.go, and distributed in
+// the last update: distAt), at bitwise the same suggestion, its children
+// get bitwise the same fair shares and suggestions. An operation's
+// element keeps the fair share the last update wrote (kept elements are
+// kept whole, or moved whole by reshape, see opcache.go), but a pool's
+// element is written afresh by every build: a child pool's fair share is
+// evaluated again at the suggestion its functions recorded in the last
+// update (distS, a few points read), and its children are distributed in
+// turn. Every pool's record is refreshed for the next update. (The
+// package-level Update's engine records nothing, see tree.pooled.)
+func (t *tree) keepDistribution(i int, s float64) bool {
+	e := &t.el[i]
+	lz := &t.lz[e.ord]
+	if lz.distAt == 0 || lz.distAt != t.gen-1 || math.Float64bits(lz.distS) != math.Float64bits(s) {
+		return false
+	}
+	kids := t.children(e)[:e.poolKids]
+	for _, c := range kids {
+		// (The children's functions are those the pool's were built
+		// from, so their records are of the same distribution.)
+		if cl := &t.lz[t.el[c].ord]; cl.distAt != t.gen-1 {
+			return false
+		}
+	}
+	lz.distAt = t.gen
+	t.poolStats.distKept++
+	for _, c := range kids {
+		cs := t.lz[t.el[c].ord].distS
+		t.sAtTo(&t.el[c].fairShare, c, cs)
+		t.distributeChildren(c, cs)
+	}
+	return true
 }
 
 // splitShareInto splits a fair share into d: its strong guarantee, integral

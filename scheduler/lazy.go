@@ -51,6 +51,12 @@ type poolFn struct {
 	// mFinal and sFinal are the numbers of leading points of m and s that
 	// building from more of F keeps (all of them once the element's sDone).
 	mFinal, sFinal int
+	// distAt is the update (tree.gen) that last distributed the pool's
+	// fair share with these functions (0: none did), at suggestion distS
+	// (see keepDistribution). They sit next to sFinal, which evaluating
+	// the pool's functions reads, to share its cache line.
+	distAt uint64
+	distS  float64
 	// sumStarted: sum was started (by startF) from the children recorded
 	// in kids, and startF continues it instead of starting again.
 	sumStarted bool
@@ -59,6 +65,10 @@ type poolFn struct {
 	done bool
 	sEnd int32
 	fLo  float64
+	// ld is the pool's limited demand, computed by limitedDemands from
+	// these functions' inputs (ldSet: it was; see limitedDemands).
+	ld    Share
+	ldSet bool
 
 	// ver identifies the functions (0: none to keep); used is the update
 	// (tree.gen) that last prepared the pool with them; varies, fifo and
@@ -255,6 +265,13 @@ const limitMargin = 1e-6
 // and S(1) is taken from S exactly. The sum may differ from F's last point,
 // a running sum, by rounding, and so from a complete S's S(1): a pool whose
 // S happens to be complete still takes the sum.
+//
+// A pool's limited demand is a function of what its functions are built
+// from (its children's limited demands, which are functions of their own
+// functions' identities, by induction from the operations', and its
+// children's scales, limits, F(0) and varies), so the pool's functions
+// keep it (ld), and a pool prepared again with them (see poolcache.go)
+// takes it back without summing its children again.
 func (t *tree) limitedDemands() {
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		i := t.pools[k]
@@ -262,6 +279,10 @@ func (t *tree) limitedDemands() {
 		lz := &t.lz[e.ord]
 		if lz.target == 0 {
 			t.extend(i, 0)
+		}
+		if lz.ldSet {
+			e.limitedDemand = lz.ld
+			continue
 		}
 		// (Building the pool's F read every child's first point, which
 		// built the operations' functions.)
@@ -279,13 +300,13 @@ func (t *tree) limitedDemands() {
 				near = true
 			}
 		}
-		if !near {
-			e.limitedDemand = sum
-			continue
+		if near {
+			for !e.sDone {
+				t.extend(i, lz.sFinal+1)
+			}
+			sum = limitedDemand(t.fnS[i])
 		}
-		for !e.sDone {
-			t.extend(i, lz.sFinal+1)
-		}
-		e.limitedDemand = limitedDemand(t.fnS[i])
+		e.limitedDemand = sum
+		lz.ld, lz.ldSet = sum, !t.pooled
 	}
 }

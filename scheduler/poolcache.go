@@ -43,8 +43,11 @@ import "math"
 //     (the pools are the same, in the same order).
 //   - When the pool is prepared and its inputs are those recorded, its
 //     element gets back what the build had set in it (sDone, sEnd, fLo,
-//     ver) and its fnS and fnM, and its limited demand is computed by
-//     limitedDemands as for any pool. The children's sum (childSum) asks
+//     ver) and its fnS and fnM, and its limited demand is the one
+//     limitedDemands computed with these functions, if it did (ldSet;
+//     starting the functions afresh clears it): it is a function of the
+//     same inputs (the children's limited demands follow from their
+//     functions' identities). The children's sum (childSum) asks
 //     the tree for more of a child's points by the child's element index,
 //     which reshape may change: the indexes are renumbered when the
 //     layout (layoutGen) is not the one the sum was started in.
@@ -80,8 +83,10 @@ type kidKey struct {
 type poolStats struct {
 	// restored: functions kept whole (swapped: from the second slot);
 	// fresh: started afresh, sumKept of them keeping the children's sum;
-	// renumbered: kept sums whose children were renumbered.
-	restored, swapped, fresh, sumKept, renumbered int
+	// renumbered: kept sums whose children were renumbered; distKept:
+	// pools whose children got the fair shares of the last update's
+	// distribution back (see keepDistribution).
+	restored, swapped, fresh, sumKept, renumbered, distKept int
 }
 
 // newVer returns a function identity never given before.
@@ -224,7 +229,7 @@ func (t *tree) startPool(i int, lz *poolFn, g *Share, keepSum bool) {
 	e.ver = lz.ver
 	lz.target, lz.mFinal, lz.sFinal, lz.fSeen = 0, 0, 0, 0
 	lz.m, lz.s = lz.m[:0], lz.s[:0]
-	lz.done = false
+	lz.done, lz.ldSet, lz.distAt = false, false, 0
 	t.fnS[i], t.fnM[i] = nil, nil
 	e.sDone = false
 }

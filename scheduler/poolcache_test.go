@@ -445,3 +445,48 @@ func TestArenaResetDropsPoolsSums(t *testing.T) {
 		}
 	}
 }
+
+// An update of an unchanged snapshot distributes no pool's fair share
+// again: every pool's children get the fair shares of the last update's
+// distribution back (see keepDistribution), bit for bit those a fresh
+// update computes.
+func TestUnchangedUpdateKeepsEveryDistribution(t *testing.T) {
+	snap, prev := genSnapshot(benchParams(100, 1000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	var en Engine
+	var res Result
+	engineUpdate(t, &en, &res, snap, prev, "first")
+	if n := en.t.poolStats.distKept; n != 0 {
+		t.Fatalf("first update: %d distributions kept, want none", n)
+	}
+	for k := range 2 {
+		engineUpdate(t, &en, &res, snap, prev, "again")
+		if n := en.t.poolStats.distKept; n != len(en.t.pools) {
+			t.Fatalf("update %d: %d distributions kept, want all %d pools'", k+2, n, len(en.t.pools))
+		}
+	}
+}
+
+// A pool's record of its distribution is taken back only in the update
+// right after the one that made it: the elements below the pool hold that
+// distribution's fair shares only until the next one writes them. Here
+// an update is skipped in the engine's count (as if one had run in
+// between) and the operations' fair shares are written over: the next
+// update must distribute everything again.
+func TestDistributionRecordsOfAnEarlierUpdateAreNotKept(t *testing.T) {
+	snap, prev := genSnapshot(benchParams(100, 1000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	var en Engine
+	var res Result
+	engineUpdate(t, &en, &res, snap, prev, "first")
+	en.t.gen++
+	for i := range en.t.el {
+		if e := &en.t.el[i]; e.kind == KindOperation {
+			e.fairShare = Share{}
+		}
+	}
+	engineUpdate(t, &en, &res, snap, prev, "after a skipped update")
+	if n := en.t.poolStats.distKept; n != 0 {
+		t.Fatalf("%d distributions kept from an update before the last", n)
+	}
+}
