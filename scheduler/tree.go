@@ -147,7 +147,7 @@ type poolData struct {
 
 	// The pool's own starvation settings, when it sets them (see
 	// inheritStarvationSettings), its strong guarantee as configured and
-	// its weight when it sets one: poolAttributes copies them from the
+	// its weight when it sets one: poolSettings copies them from the
 	// configuration, so that the later passes read them here, by index in
 	// pools, where the configurations would be read scattered.
 	hasTolerance, hasTimeout, hasAggressive, aggressive bool
