@@ -116,6 +116,14 @@ type poolSlot struct {
 	ord           int32
 	summed        bool
 	varies        resourceSet
+	changed       bool // see slotCache
+	demand, usage Resources
+}
+
+// slotSums is what fill found for a slot in the last update: its
+// operations' varies and, when it sums them, their demand and usage.
+type slotSums struct {
+	varies        resourceSet
 	demand, usage Resources
 }
 
@@ -228,7 +236,15 @@ type tree struct {
 	// slots holds, per pool slot, what fill needs about the pool (see
 	// poolSlot), so that filling an operation touches no pool element;
 	// slots[pi+1].elem is pool pi's element.
-	slots       []poolSlot
+	slots []poolSlot
+	// slotCache holds, by slot, what fill found for it in the last
+	// update (slotSums). When an update keeps the structure, the
+	// elements and their functions (rebuild), a slot none of whose
+	// operations is filled again has the same operations with the same
+	// inputs, in the same order, so its varies and sums are bitwise
+	// those found last: fill reads only the operations of the slots
+	// that changed (changed), not every operation's recorded inputs.
+	slotCache   []slotSums
 	scratchInts []int
 	nodeShapes  []nodeShape
 	// bestShare holds the memory share bestAllocationShare found for
@@ -450,13 +466,20 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	slots := t.slots[:len(t.pools)]
 	for k := range slots {
 		sl := &slots[k]
-		sl.varies, sl.demand, sl.usage = 0, Resources{}, Resources{}
+		sl.varies, sl.demand, sl.usage, sl.changed = 0, Resources{}, Resources{}, false
 	}
+	// cached: the slots that did not change take what they found in the
+	// last update (see slotCache).
+	cached := keep && keepFn && !moved
+	t.slotCache = grow(t.slotCache, len(slots))
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
 		if keep && t.opSame[oi] {
+			if cached {
+				continue
+			}
 			in := &t.opIn[oi]
 			if moved {
 				// Kept: moved by moveKept (below), in the tree's
@@ -491,6 +514,10 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 		if record {
 			t.opIn[oi].set(o, e.varies)
 		}
+		if cached {
+			sl.changed = true // its slot is summed below
+			continue
+		}
 		sl.varies |= e.varies
 		if sl.summed {
 			// A pool whose children are all operations, in input order
@@ -505,8 +532,13 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	if moved {
 		t.moveKept(keepFn)
 	}
+	if cached {
+		t.sumSlots(slots)
+	}
 	for k := range slots {
 		sl := &slots[k]
+		c := &t.slotCache[k]
+		c.varies, c.demand, c.usage = sl.varies, sl.demand, sl.usage
 		pe := &t.el[sl.elem]
 		pe.opVaries = sl.varies
 		if sl.summed {
@@ -525,6 +557,44 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// Pools' attributes sum their children's, so pools go bottom-up.
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		t.poolAttributes(&t.el[t.pools[k]])
+	}
+}
+
+// sumSlots is fill's accumulation of the operations' varies, demand and
+// usage by slot when the structure and the kept elements are those of the
+// last update (see slotCache): a slot that did not change takes what was
+// found last, one that did is summed again from its operations, in input
+// order as fill adds them (a kept operation's from its recorded inputs, a
+// filled one's from its element).
+func (t *tree) sumSlots(slots []poolSlot) {
+	for k := range slots {
+		sl := &slots[k]
+		if !sl.changed {
+			c := &t.slotCache[k]
+			sl.varies, sl.demand, sl.usage = c.varies, c.demand, c.usage
+			continue
+		}
+		for _, oi := range t.opList[t.opStart[k]:t.opStart[k+1]] {
+			if t.opSame[oi] {
+				in := &t.opIn[oi]
+				sl.varies |= in.varies
+				if sl.summed {
+					for r := range sl.demand {
+						sl.demand[r] += max(in.demand[r], in.usage[r])
+						sl.usage[r] += in.usage[r]
+					}
+				}
+				continue
+			}
+			e := &t.el[t.opElem[oi]]
+			sl.varies |= e.varies
+			if sl.summed {
+				for r := range sl.demand {
+					sl.demand[r] += e.demand[r]
+					sl.usage[r] += e.usage[r]
+				}
+			}
+		}
 	}
 }
 
