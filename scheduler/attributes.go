@@ -69,9 +69,47 @@ func (e *element) setShares(total Resources) {
 	}
 }
 
+// poolSettings copies what the update reads of pool p's configuration into
+// the pool's data (pd, cleared): its limits within the cluster, integral
+// guarantee, starvation settings, weight and strong guarantee. fill calls
+// it in the pools' order, so that the configurations are read in their
+// order and the later passes, which visit the pools in the tree's order,
+// read the compact pool data instead.
+func (t *tree) poolSettings(p *PoolConfig, pd *poolData) {
+	total := &t.total
+	pd.limits = p.ResourceLimits.OrInfinite().Min(*total)
+	ig := &p.IntegralGuarantees
+	pd.integral = ig.GuaranteeType
+	if ig.GuaranteeType != GuaranteeNone {
+		pd.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), *total)
+		pd.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), *total)
+	}
+	pd.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
+	pd.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
+	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
+		pd.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
+	}
+	if v := p.FairShareStarvationTolerance; v != nil {
+		pd.hasTolerance, pd.tolerance = true, *v
+	}
+	if v := p.FairShareStarvationTimeout; v != nil {
+		pd.hasTimeout, pd.timeout = true, *v
+	}
+	if v := p.EnableAggressiveStarvation; v != nil {
+		pd.hasAggressive, pd.aggressive = true, *v
+	}
+	if v := p.Weight; v != nil {
+		pd.hasWeight, pd.weight = true, *v
+	}
+	pd.strongGuarantee = p.StrongGuaranteeResources
+}
+
 // poolAttributes fills a pool's or the root's demand, usage, limits and
-// their shares, dominant resource and integral ratios. Its children must be
-// filled: the tree calls it when it leaves the pool's subtree.
+// their shares and dominant resource, and adds up the integral flow and
+// burst ratios of its subtree (its own last, into its parent's). Its
+// children must be filled and its settings read (poolSettings): the tree
+// calls it for the pools in reverse pre-order, when it leaves the pool's
+// subtree.
 func (t *tree) poolAttributes(e *element) {
 	total := t.total
 	if !e.opsSummed {
@@ -89,35 +127,15 @@ func (t *tree) poolAttributes(e *element) {
 		e.setShares(total)
 		return
 	}
-	pool := t.pool(e)
-	e.limits = pool.ResourceLimits.OrInfinite().Min(total)
-	e.limitsShare = e.limits.ShareOf(total)
-	ig := pool.IntegralGuarantees
 	pd := t.data(e)
-	pd.integral = ig.GuaranteeType
-	if ig.GuaranteeType != GuaranteeNone {
-		pd.flowRatio = maxRatio(ig.ResourceFlow.OrZero(), total)
-		pd.burstRatio = maxRatio(ig.BurstGuaranteeResources.OrZero(), total)
-	}
-	pd.canAcceptFreeVolume = ig.CanAcceptFreeVolume == nil || *ig.CanAcceptFreeVolume
-	pd.distributeFreeVolume = t.cfg.Integral.ShouldDistributeFreeVolumeAmongChildren
-	if ig.ShouldDistributeFreeVolumeAmongChildren != nil {
-		pd.distributeFreeVolume = *ig.ShouldDistributeFreeVolumeAmongChildren
-	}
+	e.limits = pd.limits
+	e.limitsShare = e.limits.ShareOf(total)
 	e.setShares(total)
-}
-
-// sumIntegralRatios adds up the integral flow and burst ratios of every
-// subtree, bottom-up.
-func (t *tree) sumIntegralRatios() {
-	for k := len(t.pools) - 1; k >= 1; k-- {
-		e := &t.el[t.pools[k]]
-		pd, pp := t.data(e), t.data(&t.el[e.parent])
-		pd.totalFlowRatio += pd.flowRatio
-		pd.totalBurstRatio += pd.burstRatio
-		pp.totalFlowRatio += pd.totalFlowRatio
-		pp.totalBurstRatio += pd.totalBurstRatio
-	}
+	pp := t.data(&t.el[e.parent])
+	pd.totalFlowRatio += pd.flowRatio
+	pd.totalBurstRatio += pd.burstRatio
+	pp.totalFlowRatio += pd.totalFlowRatio
+	pp.totalBurstRatio += pd.totalBurstRatio
 }
 
 // maxRatio is max over resources with a positive total of v_r / total_r.
@@ -158,6 +176,7 @@ type nodeShape struct {
 // node shape once.
 func (t *tree) prepareNodeShapes(nodes []Node) {
 	t.nodeShapes = t.nodeShapes[:0]
+	clear(t.bestShare)
 	if len(nodes) == 0 || t.total[Memory] <= 0 {
 		return
 	}
@@ -181,6 +200,15 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 	total := &t.total
 	if len(t.nodeShapes) == 0 || job[Memory] <= 0 || total[Memory] <= 0 {
 		return Share{}, false
+	}
+	// The share depends on the job shape, the nodes and the total only,
+	// and many operations run jobs of the same shape: each shape is
+	// computed once per update (a NaN never matches, and -0 matches 0,
+	// which the computation does not tell apart either).
+	s := t.ones
+	if v, ok := t.bestShare[*job]; ok {
+		s[Memory] = v
+		return s, true
 	}
 	// The resources the job needs, and their inverses: floor(n/j) is
 	// floor(n·(1/j)) unless n·(1/j) is within rounding of a whole number
@@ -211,7 +239,10 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 			usable += n.count * fit * job[Memory]
 		}
 	}
-	s := t.ones
 	s[Memory] = min(1, usable/total[Memory])
+	if t.bestShare == nil {
+		t.bestShare = make(map[Resources]float64)
+	}
+	t.bestShare[*job] = s[Memory]
 	return s, true
 }

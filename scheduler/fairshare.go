@@ -10,19 +10,19 @@ import (
 // got theirs, explicit or 1, when the tree was built).
 func (t *tree) computeWeights() {
 	m := t.cfg.InferWeightFromGuaranteesShareMultiplier
-	for _, i := range t.pools {
+	for k, i := range t.pools {
 		e := &t.el[i]
 		if i == 0 {
 			e.weight = 1
 			continue
 		}
-		switch pool := t.pool(e); {
-		case pool.Weight != nil:
-			e.weight = *pool.Weight
+		switch pd := &t.pd[k]; {
+		case pd.hasWeight:
+			e.weight = pd.weight
 		case m != nil:
-			p := &t.el[e.parent]
-			own := t.data(e).sgs.MaxComponent() + t.data(e).totalFlowRatio
-			parent := t.data(p).sgs.MaxComponent() + t.data(p).totalFlowRatio
+			pp := &t.pd[t.ordNode[k].parent]
+			own := pd.sgs.MaxComponent() + pd.totalFlowRatio
+			parent := pp.sgs.MaxComponent() + pp.totalFlowRatio
 			if own < epsilon || parent < epsilon {
 				e.weight = 1
 			} else {

@@ -13,22 +13,18 @@ import (
 // leave, and stored as resources (integers truncate, cpu rounds to 0.01).
 func (t *tree) inferStrongGuarantees() {
 	main := t.cfg.MainResource
-	root := &t.el[0]
-	t.data(root).effectiveSG = t.total
-	var pools []*element
+	pd := t.pd[:len(t.pools)] // the pools' data and tree by index in pools, in pre-order
+	pd[0].effectiveSG = t.total
 	var implicit []float64
-	for _, i := range t.pools {
-		e := &t.el[i]
-		pools = pools[:0]
-		for _, c := range t.poolChildren(e) {
-			pools = append(pools, &t.el[c])
-		}
+	for k := range pd {
+		n := &t.ordNode[k]
+		pools := t.ordKids[n.lo:n.hi]
 		if len(pools) == 0 {
 			continue
 		}
-		parentSG := t.data(e).effectiveSG
+		parentSG := pd[k].effectiveSG
 		for _, c := range pools {
-			t.data(c).effectiveSG = t.pool(c).StrongGuaranteeResources.OrZero()
+			pd[c].effectiveSG = pd[c].strongGuarantee.OrZero()
 		}
 		for r := range NumResources {
 			rt := ResourceType(r)
@@ -38,8 +34,8 @@ func (t *tree) inferStrongGuarantees() {
 			explicitSum, implicitSum := 0.0, 0.0
 			implicit = grow(implicit, len(pools))
 			clear(implicit)
-			for k, c := range pools {
-				sg := t.pool(c).StrongGuaranteeResources
+			for j, c := range pools {
+				sg := &pd[c].strongGuarantee
 				if sg.Set.Has(rt) {
 					explicitSum += sg.Values[r]
 					continue
@@ -49,28 +45,27 @@ func (t *tree) inferStrongGuarantees() {
 					childMain = sg.Values[main]
 				}
 				if parentSG[main] > 0 {
-					implicit[k] = childMain / parentSG[main] * parentSG[r]
+					implicit[j] = childMain / parentSG[main] * parentSG[r]
 				}
-				implicitSum += implicit[k]
+				implicitSum += implicit[j]
 			}
 			scale := 1.0
-			if i != 0 {
+			if k != 0 {
 				residual := max(parentSG[r]-explicitSum, 0)
 				if implicitSum > residual {
 					scale = residual / implicitSum
 				}
 			}
-			for k, c := range pools {
-				if t.pool(c).StrongGuaranteeResources.Set.Has(rt) {
+			for j, c := range pools {
+				if pd[c].strongGuarantee.Set.Has(rt) {
 					continue
 				}
-				t.data(c).effectiveSG[r] = storeResource(rt, implicit[k]*scale)
+				pd[c].effectiveSG[r] = storeResource(rt, implicit[j]*scale)
 			}
 		}
 	}
-	for _, i := range t.pools[1:] {
-		e := &t.el[i]
-		t.data(e).sgs = t.data(e).effectiveSG.ShareOf(t.total)
+	for k := 1; k < len(pd); k++ {
+		pd[k].sgs = pd[k].effectiveSG.ShareOf(t.total)
 	}
 }
 
@@ -95,10 +90,9 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 	root := &t.el[0]
 	var rootSGS Share
 	var strongSum Resources
-	for _, c := range t.poolChildren(root) {
-		ce := &t.el[c]
-		rootSGS = rootSGS.Add(t.data(ce).sgs)
-		strongSum = strongSum.Add(t.data(ce).effectiveSG)
+	for _, c := range t.ordKids[t.ordNode[0].lo:t.ordNode[0].hi] {
+		rootSGS = rootSGS.Add(t.pd[c].sgs)
+		strongSum = strongSum.Add(t.pd[c].effectiveSG)
 	}
 	flow := t.total.Scale(t.data(root).totalFlowRatio).Round()
 	if r, over := exceeds(strongSum.Add(flow), t.total); over {
@@ -129,7 +123,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 		}
 	}
 	t.data(root).sgs = rootSGS
-	t.fitStrongGuarantees(0)
+	t.fitStrongGuarantees()
 	return alerts
 }
 
@@ -143,26 +137,35 @@ func exceeds(a, b Resources) (ResourceType, bool) {
 	return 0, false
 }
 
-func (t *tree) fitStrongGuarantees(i int) {
-	e := &t.el[i]
-	t.data(e).sgs = t.data(e).sgs.Min(e.limitsShare)
-	// Operations have no strong guarantee: only the child pools count.
-	kids := t.poolChildren(e)
-	var sum Share
-	for _, c := range kids {
-		sum = sum.Add(t.data(&t.el[c]).sgs)
-	}
-	x := 1.0
-	for r := range sum {
-		if sum[r] > t.data(e).sgs[r] {
-			x = min(x, max(t.data(e).sgs[r], 0)/sum[r])
+// fitStrongGuarantees fits each pool's strong guarantee share (the
+// root's first) into its limits, and its child pools' into it, scaled by
+// one scalar. It reads the pools' data alone, in pre-order (see ordNode):
+// a pool's share is final before its children's are scaled into it.
+func (t *tree) fitStrongGuarantees() {
+	pd := t.pd[:len(t.pools)]
+	for k := range pd {
+		p := &pd[k]
+		limits := t.ones // the root's limits share
+		if k != 0 {
+			limits = p.limits.ShareOf(t.total) // as poolAttributes sets the pool's
 		}
-	}
-	for _, c := range kids {
-		ce := &t.el[c]
+		p.sgs = p.sgs.Min(limits)
+		// Operations have no strong guarantee: only the child pools count.
+		kids := t.ordKids[t.ordNode[k].lo:t.ordNode[k].hi]
+		var sum Share
+		for _, c := range kids {
+			sum = sum.Add(pd[c].sgs)
+		}
+		x := 1.0
+		for r := range sum {
+			if sum[r] > p.sgs[r] {
+				x = min(x, max(p.sgs[r], 0)/sum[r])
+			}
+		}
 		if x < 1 {
-			t.data(ce).sgs = t.data(ce).sgs.Scale(x)
+			for _, c := range kids {
+				pd[c].sgs = pd[c].sgs.Scale(x)
+			}
 		}
-		t.fitStrongGuarantees(c)
 	}
 }

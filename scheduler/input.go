@@ -97,7 +97,7 @@ func (o *Operation) Validate() error {
 }
 
 // validateKnown is Validate for an operation whose recorded inputs are
-// known to be unchanged or not (same, see validateOperations): when they
+// known to be unchanged or not (same, see validateOperation): when they
 // are, only its id and validateRest's fields are checked, since the
 // recorded ones passed validateInputs. The error is Validate's.
 func (o *Operation) validateKnown(same bool) error {

@@ -79,3 +79,42 @@ func (x *nameIndex) find(key string) (int, bool) {
 		}
 	}
 }
+
+// findBatch is the most keys findMany looks up at once.
+const findBatch = 32
+
+// findMany sets out[k] to the index of keys[k] (len(keys) <= findBatch), or
+// to -1 when it is not there. It looks the keys up in steps, each over all
+// of them (their hashes and first slots, then the probes and the
+// comparisons), so that the memory reads of different keys, in a table
+// larger than the cache, overlap instead of waiting for one another.
+func (x *nameIndex) findMany(keys []string, out []int32) {
+	var tags [findBatch]uint32
+	var pos [findBatch]int
+	var first [findBatch]nameSlot
+	if len(x.slots) == 0 {
+		for k := range keys {
+			out[k] = -1
+		}
+		return
+	}
+	for k, key := range keys {
+		h := hashName(key)
+		tags[k], pos[k] = uint32(h>>32), int(h^h>>29)&x.mask
+	}
+	for k := range keys {
+		first[k] = x.slots[pos[k]]
+	}
+	for k, key := range keys {
+		out[k] = -1
+		s := first[k]
+		for i := pos[k]; s.idx != 0; {
+			if s.tag == tags[k] && x.keys[s.idx-1] == key {
+				out[k] = s.idx - 1
+				break
+			}
+			i = (i + 1) & x.mask
+			s = x.slots[i]
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // change at a time, often on few operations so that most keep theirs: each
 // field initOperation reads, -0 for 0, the cluster's total and nodes, the
 // tree's step function for gangs; or it makes a field invalid that the
-// element is not filled from (validateOperations checks those of
+// element is not filled from (validateOperation checks those of
 // operations whose inputs are unchanged). Or it changes the snapshot as
 // varySnapshot does (structure, fifo keys, invalid values).
 func varyInputs(t *rapid.T, snap *Snapshot) *Snapshot {

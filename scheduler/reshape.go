@@ -133,7 +133,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	}
 
 	// The operations are validated now that those whose inputs are
-	// unchanged are known (see validateOperations).
+	// unchanged are known (see validateOperation).
 	t.opSame = grow(t.opSame, no)
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]

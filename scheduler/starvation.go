@@ -5,39 +5,52 @@ import (
 	"time"
 )
 
-// inheritStarvationSettings sets element i's effective starvation
-// tolerance, timeout and aggressive-starvation flag from its parent's (the
-// root takes the tree's), so it runs top-down. Pools inherit unset values;
-// operations can only lower the tolerance and only raise the timeout.
-func (t *tree) inheritStarvationSettings(i int) {
+// starvationSettings are an element's effective starvation tolerance,
+// timeout and aggressive-starvation flag.
+type starvationSettings struct {
+	tolerance  float64
+	timeout    time.Duration
+	aggressive bool
+}
+
+// inheritStarvationSettings returns element i's effective starvation
+// settings, from its parent's (the root takes the tree's), so it runs
+// top-down: the root's and the pools' are kept in their data for their
+// children (poolData.starvation; operations' are used once, by the report,
+// and kept nowhere). Pools inherit unset values; operations can only lower
+// the tolerance and only raise the timeout.
+func (t *tree) inheritStarvationSettings(i int) starvationSettings {
 	e := &t.el[i]
 	if i == 0 {
-		e.tolerance = t.cfg.FairShareStarvationTolerance
-		e.starvationTimeout = t.cfg.FairShareStarvationTimeout
-		e.aggressiveEnabled = t.cfg.EnableAggressiveStarvation
-		return
+		s := starvationSettings{tolerance: t.cfg.FairShareStarvationTolerance,
+			timeout: t.cfg.FairShareStarvationTimeout, aggressive: t.cfg.EnableAggressiveStarvation}
+		t.data(e).starvation = s
+		return s
 	}
-	p := &t.el[e.parent]
-	e.tolerance, e.starvationTimeout, e.aggressiveEnabled = p.tolerance, p.starvationTimeout, p.aggressiveEnabled
+	s := t.data(&t.el[e.parent]).starvation
 	switch e.kind {
 	case KindPool:
-		if v := t.pool(e).FairShareStarvationTolerance; v != nil {
-			e.tolerance = *v
+		// The pool's own settings, as poolSettings copied them.
+		pd := t.data(e)
+		if pd.hasTolerance {
+			s.tolerance = pd.tolerance
 		}
-		if v := t.pool(e).FairShareStarvationTimeout; v != nil {
-			e.starvationTimeout = *v
+		if pd.hasTimeout {
+			s.timeout = pd.timeout
 		}
-		if v := t.pool(e).EnableAggressiveStarvation; v != nil {
-			e.aggressiveEnabled = *v
+		if pd.hasAggressive {
+			s.aggressive = pd.aggressive
 		}
+		pd.starvation = s
 	case KindOperation:
 		if e.hasOpTolerance {
-			e.tolerance = min(e.tolerance, e.opTolerance)
+			s.tolerance = min(s.tolerance, e.opTolerance)
 		}
-		if e.hasOpTimeout && e.opTimeout > e.starvationTimeout {
-			e.starvationTimeout = e.opTimeout
+		if e.hasOpTimeout && e.opTimeout > s.timeout {
+			s.timeout = e.opTimeout
 		}
 	}
+	return s
 }
 
 // starvation is an element's status and starvation status after one update.
@@ -49,21 +62,22 @@ type starvation struct {
 	since time.Time
 }
 
-// computeStatus decides below_fair_share for pool or operation i and
-// advances its starvation status with the timeouts, from the time the
-// previous state says it went below its fair share. An operation whose fair
-// share covers its demand gets tolerance 1 (kept in the element, as reported).
-func (t *tree) computeStatus(i int, now time.Time) starvation {
+// computeStatus decides below_fair_share for pool or operation i, whose
+// starvation settings are set, and advances its starvation status with the
+// timeouts, from the time the previous state says it went below its fair
+// share. An operation whose fair share covers its demand gets tolerance 1
+// (set in set, as reported).
+func (t *tree) computeStatus(i int, now time.Time, set *starvationSettings) starvation {
 	e := &t.el[i]
 	since := t.prevSince[i]
 	var out starvation
-	tol := e.tolerance
+	tol := set.tolerance
 	if e.kind == KindOperation {
 		if !e.unschedulable {
 			if e.fairShare.DominatesEps(e.demandShare, largeEpsilon) {
 				tol = 1.0
 			}
-			e.tolerance = tol
+			set.tolerance = tol
 			out.status = belowFairShare(&e.fairShare, &e.demandShare, &e.usageShare, tol)
 		}
 	} else {
@@ -72,24 +86,30 @@ func (t *tree) computeStatus(i int, now time.Time) starvation {
 	if e.kind == KindPool && !t.cfg.EnablePoolStarvation {
 		return starvation{status: out.status}
 	}
-	timeout := e.starvationTimeout
+	switch {
+	case out.status == StatusNormal:
+		return out // not below: no time, non-starving
+	case since.IsZero():
+		out.since, out.starvation = now, NonStarving
+		return out
+	}
+	// Below its fair share since before this update: the timeouts
+	// decide (an operation's are scaled by its pending jobs).
+	timeout := set.timeout
 	aggressive := t.cfg.FairShareAggressiveStarvationTimeout
 	if e.kind == KindOperation {
 		k := min(1, float64(e.pendingJobs)/t.cfg.AllocationCountPreemptionTimeoutCoefficient)
 		timeout = time.Duration(float64(timeout) * k)
 		aggressive = time.Duration(float64(aggressive) * k)
 	}
+	out.since = since
 	switch {
-	case out.status == StatusNormal:
-		out.since, out.starvation = time.Time{}, NonStarving
-	case since.IsZero():
-		out.since, out.starvation = now, NonStarving
-	case e.aggressiveEnabled && now.After(since.Add(aggressive)):
-		out.since, out.starvation = since, AggressivelyStarving
+	case set.aggressive && now.After(since.Add(aggressive)):
+		out.starvation = AggressivelyStarving
 	case now.After(since.Add(timeout)):
-		out.since, out.starvation = since, Starving
+		out.starvation = Starving
 	default:
-		out.since, out.starvation = since, NonStarving
+		out.starvation = NonStarving
 	}
 	return out
 }

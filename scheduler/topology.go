@@ -15,16 +15,20 @@ import "slices"
 // whose engines are shared, never records or reuses a structure (see
 // tree.pooled).
 //
-// What the structure depends on is listed in topoPool (names, parents,
-// modes, fifo sort parameters, the pools' order) and, for the operations,
-// read from the tree's own index of the last build (ids in order in
-// tree.opIdx, pools in tree.opPool), plus the fifo sort keys checked in
-// matches: an input added later that changes the structure must be added
-// there.
+// What the structure depends on is listed in topology.names and topoPool
+// (names, parents, modes, fifo sort parameters, the pools' order) and, for
+// the operations, read from the tree's own index of the last build (ids in
+// order in tree.opIdx, pools in tree.opPool), plus the fifo sort keys
+// checked in matches: an input added later that changes the structure must
+// be added there.
 
 // topology is the structure of the last tree an Engine built.
 type topology struct {
 	valid bool
+	// names are the pools' names, apart from the rest of each pool's
+	// structure (pools), so that matches, which looks up an operation's
+	// pool name in them, finds them in a compact list.
+	names []PoolID
 	pools []topoPool
 	// fifo holds the pools' fifo sort parameters, copied (the caller may
 	// reuse its slices): pool i's are fifo[pools[i].fifoLo:pools[i].fifoHi].
@@ -32,7 +36,7 @@ type topology struct {
 }
 
 type topoPool struct {
-	name, parent   PoolID
+	parent         PoolID
 	mode           Mode
 	fifoLo, fifoHi int
 }
@@ -40,13 +44,15 @@ type topoPool struct {
 // record remembers snap's structure after a successful build (the
 // operations' is the tree's index of them, see matches).
 func (tp *topology) record(snap *Snapshot) {
+	tp.names = tp.names[:0]
 	tp.pools = tp.pools[:0]
 	tp.fifo = tp.fifo[:0]
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		lo := len(tp.fifo)
 		tp.fifo = append(tp.fifo, p.FifoSortParameters...)
-		tp.pools = append(tp.pools, topoPool{name: p.Name, parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
+		tp.names = append(tp.names, p.Name)
+		tp.pools = append(tp.pools, topoPool{parent: p.Parent, mode: p.Mode, fifoLo: lo, fifoHi: len(tp.fifo)})
 	}
 	tp.valid = true
 }
@@ -54,13 +60,15 @@ func (tp *topology) record(snap *Snapshot) {
 // forget drops the remembered structure (and its references to the
 // caller's names).
 func (tp *topology) forget() {
+	clear(tp.names)
 	clear(tp.pools)
-	tp.pools, tp.fifo = tp.pools[:0], tp.fifo[:0]
+	tp.names, tp.pools, tp.fifo = tp.names[:0], tp.pools[:0], tp.fifo[:0]
 	tp.valid = false
 }
 
 // matches reports whether snap has the structure t was last built with,
-// fifo orders included. With a valid structure, t's index of the
+// fifo orders included, and validates the operations for rebuild as it
+// goes (see validateOperation). With a valid structure, t's index of the
 // operations is the last build's: operation i's id is t.opIdx.keys[i] and
 // its pool slot t.opPool[i] (0: the root, whose operations name no pool;
 // otherwise pool t.opPool[i]-1, named as snap's pool there once the pools
@@ -70,15 +78,20 @@ func (tp *topology) matches(snap *Snapshot, t *tree) bool {
 	if len(snap.Operations) != len(ids) || !tp.poolsMatch(snap) {
 		return false
 	}
+	// Each operation is validated for rebuild as it is compared (see
+	// validateOperation).
+	t.opSame = grow(t.opSame, len(ids))
+	t.opErr = nil
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		var pool PoolID
 		if ps := t.opPool[i]; ps > 0 {
-			pool = tp.pools[ps-1].name
+			pool = tp.names[ps-1]
 		}
 		if string(o.ID) != ids[i] || o.Pool != pool {
 			return false
 		}
+		t.validateOperation(i, o)
 	}
 	// A fifo pool's operations, as the last build sorted them, must be the
 	// stable sort of the input order by the current keys: sorted by key,
@@ -107,7 +120,7 @@ func (tp *topology) poolsMatch(snap *Snapshot) bool {
 	}
 	for i := range snap.Pools {
 		p, q := &snap.Pools[i], &tp.pools[i]
-		if p.Name != q.name || p.Parent != q.parent || p.Mode != q.mode ||
+		if p.Name != tp.names[i] || p.Parent != q.parent || p.Mode != q.mode ||
 			!slices.Equal(p.FifoSortParameters, tp.fifo[q.fifoLo:q.fifoHi]) {
 			return false
 		}
@@ -125,8 +138,8 @@ func (t *tree) rebuild(snap *Snapshot) error {
 			return err
 		}
 	}
-	if err := t.validateOperations(snap); err != nil {
-		return err
+	if t.opErr != nil { // see matches
+		return t.opErr
 	}
 	clear(t.prevSince)
 	clear(t.vols)
@@ -139,39 +152,36 @@ func (t *tree) rebuild(snap *Snapshot) error {
 	}
 	// The root's and the pools' elements keep their structure; everything
 	// else starts from zero, as build leaves it (their functions are
-	// written when they are prepared, see startLayout).
+	// written when they are prepared, see startLayout). Their names are
+	// kept too: the pools' names are those the structure was built with
+	// (equal to snap's, or it would not match), as a kept operation's
+	// name is its id from the update that filled its element; reading
+	// them from snap again would visit the pools' configurations in the
+	// tree's order, scattered.
 	for _, i := range t.pools {
 		e := &t.el[i]
 		*e = element{kind: e.kind, parent: e.parent, kidLo: e.kidLo, kidHi: e.kidHi, poolKids: e.poolKids,
 			fifo: e.fifo, ord: e.ord, src: e.src, depth: e.depth, opsSummed: e.opsSummed}
-		if i != 0 {
-			t.names[i] = string(snap.Pools[e.src].Name)
-		}
 	}
-	t.names[0] = RootID
 	t.fill(snap, keep, keepFn, true, false)
 	return nil
 }
 
-// validateOperations validates snap's operations for rebuild, in order,
-// with the errors Validate reports, and sets t.opSame[oi] when operation
-// oi's inputs are bitwise those recorded in t.opIn[oi] (see opcache.go).
-// Such an operation's recorded fields are not checked again: every record
-// in opIn holds the inputs of an operation that passed Validate (fill
-// records only operations of a validated snapshot) or is the zero record,
-// and Validate's verdict on those fields depends on their bits only. Its
-// id and the fields opInputs does not record are checked as Validate
-// checks them.
-func (t *tree) validateOperations(snap *Snapshot) error {
-	ops := snap.Operations
-	t.opSame = grow(t.opSame, len(ops))
-	for i := range ops {
-		o := &ops[i]
-		same := t.topo.valid && t.opIn[i].same(o)
-		t.opSame[i] = same
-		if err := o.validateKnown(same); err != nil {
-			return err
-		}
+// validateOperation validates operation i (o) of snap for rebuild, with
+// the error Validate reports (the first one of the operations is kept in
+// t.opErr), and sets t.opSame[i] when its inputs are bitwise those
+// recorded in t.opIn[i] (see opcache.go). Such an operation's recorded
+// fields are not checked again: every record in opIn holds the inputs of
+// an operation that passed Validate (fill records only operations of a
+// validated snapshot) or is the zero record, and Validate's verdict on
+// those fields depends on their bits only. Its id and the fields opInputs
+// does not record are checked as Validate checks them. matches calls it
+// for each operation it compares, while the operation is at hand (one
+// pass over the operations instead of two).
+func (t *tree) validateOperation(i int, o *Operation) {
+	same := t.opIn[i].same(o)
+	t.opSame[i] = same
+	if t.opErr == nil {
+		t.opErr = o.validateKnown(same)
 	}
-	return nil
 }

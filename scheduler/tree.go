@@ -100,26 +100,38 @@ type element struct {
 	hasOpTolerance, hasOpTimeout bool
 	opTolerance                  float64
 	opTimeout                    time.Duration
-	// Starvation settings, inherited top-down in the report.
-	aggressiveEnabled bool
-	tolerance         float64
-	starvationTimeout time.Duration
 
 	// Absolute resources.
 	demand, usage, limits Resources
 }
 
 // poolSlot is what fill reads and sums about the root (slot 0) or pool i
-// (slot i+1) while it reads the operations: the pool's element index and
-// depth, whether it sums its operations' demand and usage (opsSummed), and
+// (slot i+1) while it reads the operations: the pool's element index,
+// depth and index in tree.pools (ord), whether it sums its operations' demand and usage (opsSummed), and
 // those sums and its operations' varies, copied into the pool's element
 // after the operations (a few hundred kilobytes of slots stay in cache,
 // where the pools' elements lie scattered over the tree).
 type poolSlot struct {
 	elem, depth   int32
+	ord           int32
 	summed        bool
 	varies        resourceSet
+	changed       bool // see slotCache
 	demand, usage Resources
+}
+
+// slotSums is what fill found for a slot in the last update: its
+// operations' varies and, when it sums them, their demand and usage.
+type slotSums struct {
+	varies        resourceSet
+	demand, usage Resources
+}
+
+// ordNode is the root's or a pool's place in the pools' tree by index in
+// tree.pools: its parent's index (-1 for the root) and its child pools at
+// tree.ordKids[lo:hi].
+type ordNode struct {
+	parent, lo, hi int32
 }
 
 // poolData is the part of the root's and the pools' elements that
@@ -131,12 +143,30 @@ type poolData struct {
 	// effectiveSG is the effective (inferred) strong guarantee.
 	effectiveSG Resources
 
+	// limits is the pool's limits within the cluster (see poolSettings).
+	limits Resources
+
 	// Integral ratios (scalars).
 	burstRatio, flowRatio                     float64 // after overcommit scaling (burst) / as specified (flow)
 	totalBurstRatio, totalFlowRatio           float64
 	lastShareRatio                            float64
 	integral                                  GuaranteeType
 	canAcceptFreeVolume, distributeFreeVolume bool
+
+	// The pool's own starvation settings, when it sets them (see
+	// inheritStarvationSettings), its strong guarantee as configured and
+	// its weight when it sets one: poolSettings copies them from the
+	// configuration, so that the later passes read them here, by index in
+	// pools, where the configurations would be read scattered.
+	hasTolerance, hasTimeout, hasAggressive, aggressive bool
+	hasWeight                                           bool
+	tolerance                                           float64
+	timeout                                             time.Duration
+	weight                                              float64
+	strongGuarantee                                     PartialResources
+	// starvation is the effective starvation settings, inherited
+	// top-down in the report (see inheritStarvationSettings).
+	starvation starvationSettings
 }
 
 // volumeState is a pool's integral-volume bookkeeping during an update.
@@ -176,6 +206,14 @@ type tree struct {
 	poolStats               poolStats
 	// pools lists the root and the pools, in pre-order.
 	pools []int
+	// ordNode and ordKids are the tree of the root and the pools by index
+	// in pools (as pd): each one's parent and child pools
+	// (ordKids[lo:hi]), so that the passes that read the pools' data
+	// alone (the guarantees) need not visit their elements, scattered
+	// over the element store.
+	ordNode []ordNode
+	ordKids []int32
+
 	total Resources
 	ones  Share
 	snap  *Snapshot
@@ -198,9 +236,20 @@ type tree struct {
 	// slots holds, per pool slot, what fill needs about the pool (see
 	// poolSlot), so that filling an operation touches no pool element;
 	// slots[pi+1].elem is pool pi's element.
-	slots       []poolSlot
+	slots []poolSlot
+	// slotCache holds, by slot, what fill found for it in the last
+	// update (slotSums). When an update keeps the structure, the
+	// elements and their functions (rebuild), a slot none of whose
+	// operations is filled again has the same operations with the same
+	// inputs, in the same order, so its varies and sums are bitwise
+	// those found last: fill reads only the operations of the slots
+	// that changed (changed), not every operation's recorded inputs.
+	slotCache   []slotSums
 	scratchInts []int
 	nodeShapes  []nodeShape
+	// bestShare holds the memory share bestAllocationShare found for
+	// each job shape in this update (see there).
+	bestShare map[Resources]float64
 	// topo is the structure of the last tree built (see topology).
 	topo topology
 	// opIn and opG are the inputs the operations' elements were last
@@ -213,8 +262,11 @@ type tree struct {
 	opG    opGlobals
 	fnBase int
 	// opSame[oi]: operation oi's inputs are those recorded for it (set
-	// by the validation of rebuild and reshape, read by their fill).
+	// by the validation of rebuild and reshape, read by their fill);
+	// opErr: the first operation's error that the validation for
+	// rebuild found (see validateOperation).
 	opSame []bool
+	opErr  error
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
 	// index in the last snapshot, with the first element and count of
@@ -401,7 +453,7 @@ func (t *tree) build(snap *Snapshot) error {
 // for the next update (t.opIn must then have room for every operation).
 //
 // With keep or moved, t.opSame says which operations' inputs are
-// unchanged (see validateOperations; reshape sets it for the operations it
+// unchanged (see validateOperation; reshape sets it for the operations it
 // found in the last tree).
 //
 // With moved (reshape, which passes keep too), the operations that were
@@ -414,13 +466,20 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	slots := t.slots[:len(t.pools)]
 	for k := range slots {
 		sl := &slots[k]
-		sl.varies, sl.demand, sl.usage = 0, Resources{}, Resources{}
+		sl.varies, sl.demand, sl.usage, sl.changed = 0, Resources{}, Resources{}, false
 	}
+	// cached: the slots that did not change take what they found in the
+	// last update (see slotCache).
+	cached := keep && keepFn && !moved
+	t.slotCache = grow(t.slotCache, len(slots))
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
 		sl := &slots[t.opPool[oi]]
 		idx := t.opElem[oi]
 		if keep && t.opSame[oi] {
+			if cached {
+				continue
+			}
 			in := &t.opIn[oi]
 			if moved {
 				// Kept: moved by moveKept (below), in the tree's
@@ -455,6 +514,10 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 		if record {
 			t.opIn[oi].set(o, e.varies)
 		}
+		if cached {
+			sl.changed = true // its slot is summed below
+			continue
+		}
 		sl.varies |= e.varies
 		if sl.summed {
 			// A pool whose children are all operations, in input order
@@ -469,8 +532,13 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	if moved {
 		t.moveKept(keepFn)
 	}
+	if cached {
+		t.sumSlots(slots)
+	}
 	for k := range slots {
 		sl := &slots[k]
+		c := &t.slotCache[k]
+		c.varies, c.demand, c.usage = sl.varies, sl.demand, sl.usage
 		pe := &t.el[sl.elem]
 		pe.opVaries = sl.varies
 		if sl.summed {
@@ -483,11 +551,51 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	t.growPools()
 	t.pd = grow(t.pd, len(t.pools))
 	clear(t.pd)
+	for pi := range snap.Pools {
+		t.poolSettings(&snap.Pools[pi], &t.pd[slots[pi+1].ord])
+	}
 	// Pools' attributes sum their children's, so pools go bottom-up.
 	for k := len(t.pools) - 1; k >= 0; k-- {
 		t.poolAttributes(&t.el[t.pools[k]])
 	}
-	t.sumIntegralRatios()
+}
+
+// sumSlots is fill's accumulation of the operations' varies, demand and
+// usage by slot when the structure and the kept elements are those of the
+// last update (see slotCache): a slot that did not change takes what was
+// found last, one that did is summed again from its operations, in input
+// order as fill adds them (a kept operation's from its recorded inputs, a
+// filled one's from its element).
+func (t *tree) sumSlots(slots []poolSlot) {
+	for k := range slots {
+		sl := &slots[k]
+		if !sl.changed {
+			c := &t.slotCache[k]
+			sl.varies, sl.demand, sl.usage = c.varies, c.demand, c.usage
+			continue
+		}
+		for _, oi := range t.opList[t.opStart[k]:t.opStart[k+1]] {
+			if t.opSame[oi] {
+				in := &t.opIn[oi]
+				sl.varies |= in.varies
+				if sl.summed {
+					for r := range sl.demand {
+						sl.demand[r] += max(in.demand[r], in.usage[r])
+						sl.usage[r] += in.usage[r]
+					}
+				}
+				continue
+			}
+			e := &t.el[t.opElem[oi]]
+			sl.varies |= e.varies
+			if sl.summed {
+				for r := range sl.demand {
+					sl.demand[r] += e.demand[r]
+					sl.usage[r] += e.usage[r]
+				}
+			}
+		}
+	}
 }
 
 // loadPrevious copies from the previous state when each pool and operation
@@ -495,11 +603,27 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 // than the tree when most elements are not below their fair share); each
 // entry sets its own element, so the maps' order does not matter.
 func (t *tree) loadPrevious(prev *State) {
+	// The operations' ids are looked up a batch at a time (see findMany).
+	var ids [findBatch]string
+	var since [findBatch]time.Time
+	var found [findBatch]int32
+	n := 0
+	flush := func() {
+		t.opIdx.findMany(ids[:n], found[:n])
+		for k, oi := range found[:n] {
+			if oi >= 0 {
+				t.prevSince[t.opElem[oi]] = since[k]
+			}
+		}
+		n = 0
+	}
 	for id, st := range prev.Operations {
-		if oi, ok := t.opIdx.find(string(id)); ok {
-			t.prevSince[t.opElem[oi]] = st.BelowFairShareSince
+		ids[n], since[n] = string(id), st.BelowFairShareSince
+		if n++; n == findBatch {
+			flush()
 		}
 	}
+	flush()
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
 			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
@@ -599,6 +723,9 @@ func (t *tree) startLayout(np, no int) int {
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
 	t.names[0] = RootID
 	t.pools = append(t.pools[:0], 0)
+	t.ordNode = grow(t.ordNode, np+1)
+	t.ordNode[0] = ordNode{parent: -1}
+	t.ordKids = grow(t.ordKids, np)[:0]
 	return n
 }
 
@@ -625,16 +752,21 @@ func (t *tree) layout(snap *Snapshot, sortFifo bool) (int, error) {
 		children := t.kids[k0 : k0+nk : k0+nk]
 		pe := &t.el[parent]
 		pe.kidLo, pe.kidHi, pe.poolKids = int32(k0), int32(k0+nk), int32(len(childPools))
+		po, o0 := pe.ord, len(t.ordKids)
+		t.ordKids = t.ordKids[:o0+len(childPools)]
+		t.ordNode[po].lo, t.ordNode[po].hi = int32(o0), int32(len(t.ordKids))
 		for k, pi := range childPools {
 			p := &snap.Pools[pi]
 			idx := next
 			next++
 			children[k] = idx
+			t.ordKids[o0+k] = int32(len(t.pools))
+			t.ordNode[len(t.pools)].parent = po
 			t.el[idx] = element{kind: KindPool, parent: int32(parent), depth: int32(depth), src: int32(pi), fifo: p.Mode == ModeFIFO, ord: int32(len(t.pools)),
 				opsSummed: p.Mode != ModeFIFO && t.poolStart[pi+1] == t.poolStart[pi+2]}
 			t.names[idx] = string(p.Name)
 			t.pools = append(t.pools, idx)
-			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), summed: t.el[idx].opsSummed}
+			t.slots[pi+1] = poolSlot{elem: int32(idx), depth: int32(depth), ord: t.el[idx].ord, summed: t.el[idx].opsSummed}
 			if err := add(idx, pi+1, p.Mode, depth+1); err != nil {
 				return err
 			}

@@ -78,7 +78,7 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 	n := len(t.el)
 	elements := res.Elements
 	if !reuse || cap(elements) < n {
-		elements, reuse = make([]ElementResult, n), false
+		elements = make([]ElementResult, n)
 	}
 	elements = elements[:n]
 	pools, ops := res.State.Pools, res.State.Operations
@@ -103,19 +103,10 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			Operations: ops,
 		},
 	}
-	root := &t.el[0]
+	// The root's fair share is the sum of its children's: the pass adds
+	// them up as it meets them (pre-order meets the root's children in
+	// their order), and the root's record is completed after it.
 	var rootTotal, rootSG Share
-	for _, c := range t.children(root) {
-		ce := &t.el[c]
-		rootTotal = rootTotal.Add(ce.fairShare)
-		var sgs Share // operations have no guarantee
-		if ce.kind != KindOperation {
-			sgs = t.data(ce).sgs
-		}
-		rootSG = rootSG.Add(ce.fairShare.Min(sgs).ClampZero())
-	}
-	root.fairShare = rootTotal
-	rootIG := rootTotal.Sub(rootSG).Min(t.data(root).pis).ClampZero()
 	below := t.scratchInts[:0] // operations below their fair share
 	var none poolData          // an operation's
 	for i := range t.el {
@@ -124,64 +115,69 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		if e.kind != KindOperation {
 			pd = t.data(e)
 		}
-		t.inheritStarvationSettings(i)
-		r := &res.Elements[i]
-		// Every field of a reused record is written below (it is not
-		// cleared first); its job classifications and integral
-		// attributes lend their memory.
-		jobs, integral := r.Jobs, r.Integral
+		set := t.inheritStarvationSettings(i)
 		var st starvation
-		if e.kind == KindRoot {
-			r.FairShare = DetailedShare{
-				StrongGuarantee:    rootSG,
-				IntegralGuarantee:  rootIG,
-				WeightProportional: rootTotal.Sub(rootSG).Sub(rootIG).ClampZero(),
-				Total:              rootTotal,
-			}
-		} else {
-			splitShareInto(&r.FairShare, &e.fairShare, &pd.sgs, &pd.pis)
-			st = t.computeStatus(i, snap.Now)
+		if i != 0 {
+			st = t.computeStatus(i, snap.Now, &set)
 		}
-		// Field by field into the zeroed record (no temporary copy).
+		if e.parent == 0 {
+			addTo(&rootTotal, &e.fairShare)
+			rootSG = rootSG.Add(e.fairShare.Min(pd.sgs).ClampZero()) // operations have no guarantee
+		}
+		r := &res.Elements[i]
+		// Every field of the record is written once, in the record's
+		// order (a reused record is not cleared first; what it may hold
+		// from before is overwritten too, with zero where a new record
+		// has it): its job classifications and integral attributes lend
+		// their memory. They are read only where they are written again:
+		// reading a record before writing it waits for its memory.
 		r.Kind = e.kind
 		r.Name = t.names[i]
+		r.Parent = ""
+		if e.parent >= 0 {
+			r.Parent = t.names[e.parent]
+		}
 		r.Depth = int(e.depth)
 		r.DemandShare = e.demandShare
 		r.UsageShare = e.usageShare
 		r.LimitsShare = e.limitsShare
 		r.StrongGuaranteeShare = pd.sgs
 		r.ProposedIntegralShare = pd.pis
+		if t.fnS[i] != nil {
+			r.LimitedDemandShare = e.limitedDemand
+		} else {
+			r.LimitedDemandShare = Share{}
+		}
+		if i != 0 {
+			splitShareInto(&r.FairShare, &e.fairShare, &pd.sgs, &pd.pis)
+		}
 		r.DominantResource = e.dominant
 		r.Weight = e.weight
 		r.ResourceDemand = e.demand
 		r.ResourceUsage = e.usage
 		r.ResourceLimits = e.limits
+		r.EffectiveStrongGuaranteeResources = pd.effectiveSG
+		r.TotalBurstRatio = pd.totalBurstRatio
+		r.TotalResourceFlowRatio = pd.totalFlowRatio
+		if e.kind == KindPool && pd.integral != GuaranteeNone {
+			r.Integral = t.integralAttributes(e, r.Integral)
+		} else {
+			r.Integral = nil
+		}
 		r.Status = st.status
 		r.StarvationStatus = st.starvation
-		r.EffectiveFairShareStarvationTolerance = e.tolerance
-		r.EffectiveFairShareStarvationTimeout = e.starvationTimeout
+		r.EffectiveFairShareStarvationTolerance = set.tolerance
+		r.EffectiveFairShareStarvationTimeout = set.timeout
 		r.BelowFairShareSince = st.since
-		r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
+		if i != 0 {
+			r.Satisfaction = localSatisfaction(&e.usageShare, &e.fairShare, &e.demandShare)
+		}
 		r.FifoIndex = int(e.fifoIndex)
-		if reuse {
-			// What the record may hold from before and the rest of
-			// this pass does not always write (a new record is zero).
-			r.LimitedDemandShare, r.Parent = Share{}, ""
-			r.EffectiveStrongGuaranteeResources = Resources{}
-			r.TotalBurstRatio, r.TotalResourceFlowRatio = 0, 0
-			r.Integral, r.Jobs = nil, nil
-			r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
-		}
-		if t.fnS[i] != nil {
-			r.LimitedDemandShare = e.limitedDemand
-		}
-		if e.parent >= 0 {
-			r.Parent = t.names[e.parent]
-		}
-		if e.kind != KindOperation {
-			r.EffectiveStrongGuaranteeResources = pd.effectiveSG
-			r.TotalBurstRatio = pd.totalBurstRatio
-			r.TotalResourceFlowRatio = pd.totalFlowRatio
+		r.NonPreemptibleJobCount, r.AggressivelyPreemptibleJobCount, r.PreemptibleJobCount = 0, 0, 0
+		if e.kind == KindOperation && e.hasJobs {
+			t.classifyJobs(e, r, r.Jobs) // counts them too
+		} else {
+			r.Jobs = nil
 		}
 		switch e.kind {
 		case KindPool:
@@ -189,7 +185,6 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			if pd.integral != GuaranteeNone {
 				ps.AccumulatedVolume = t.vol(e).volume
 				ps.LastIntegralShareRatio = pd.lastShareRatio
-				r.Integral = t.integralAttributes(e, integral)
 			}
 			if ps != (PoolState{}) {
 				res.State.Pools[PoolID(t.names[i])] = ps
@@ -199,11 +194,18 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 				t.prevSince[i] = st.since // the next state's entry, see below
 				below = append(below, i)
 			}
-			if e.hasJobs {
-				t.classifyJobs(e, r, jobs)
-			}
 		}
 	}
+	root, r := &t.el[0], &res.Elements[0]
+	root.fairShare = rootTotal
+	rootIG := rootTotal.Sub(rootSG).Min(t.data(root).pis).ClampZero()
+	r.FairShare = DetailedShare{
+		StrongGuarantee:    rootSG,
+		IntegralGuarantee:  rootIG,
+		WeightProportional: rootTotal.Sub(rootSG).Sub(rootIG).ClampZero(),
+		Total:              rootTotal,
+	}
+	r.Satisfaction = localSatisfaction(&root.usageShare, &root.fairShare, &root.demandShare)
 	if res.State.Operations == nil {
 		res.State.Operations = make(map[OperationID]OperationState, len(below))
 	}
