@@ -134,6 +134,20 @@ type ordNode struct {
 	parent, lo, hi int32
 }
 
+// addKept adds a kept operation's recorded inputs to its pool's slot: its
+// varies and, when the slot sums its operations, its demand and usage as
+// its element has them (demand max(demand, usage), usage the operation's),
+// which is what filling the element would add.
+func (sl *poolSlot) addKept(in *opInputs) {
+	sl.varies |= in.varies
+	if sl.summed {
+		for r := range sl.demand {
+			sl.demand[r] += max(in.demand[r], in.usage[r])
+			sl.usage[r] += in.usage[r]
+		}
+	}
+}
+
 // poolData is the part of the root's and the pools' elements that
 // operations do not have (tree.pd, by index in tree.pools).
 type poolData struct {
@@ -493,16 +507,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 				e.sDone, e.ver = false, t.newVer()
 				t.fnS[idx] = nil
 			}
-			sl.varies |= in.varies
-			if sl.summed {
-				// As below, from the recorded inputs (the element's
-				// demand is max(demand, usage), its usage the
-				// operation's).
-				for r := range sl.demand {
-					sl.demand[r] += max(in.demand[r], in.usage[r])
-					sl.usage[r] += in.usage[r]
-				}
-			}
+			sl.addKept(in)
 			continue
 		}
 		e := &t.el[idx]
@@ -576,14 +581,7 @@ func (t *tree) sumSlots(slots []poolSlot) {
 		}
 		for _, oi := range t.opList[t.opStart[k]:t.opStart[k+1]] {
 			if t.opSame[oi] {
-				in := &t.opIn[oi]
-				sl.varies |= in.varies
-				if sl.summed {
-					for r := range sl.demand {
-						sl.demand[r] += max(in.demand[r], in.usage[r])
-						sl.usage[r] += in.usage[r]
-					}
-				}
+				sl.addKept(&t.opIn[oi])
 				continue
 			}
 			e := &t.el[t.opElem[oi]]
