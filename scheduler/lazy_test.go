@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -59,26 +60,37 @@ func TestPropertyOnDemandFunctionsArePrefixes(t *testing.T) {
 			rt.Fatalf("Update: %v", err)
 		}
 		tr := &en.t
-		whole := slices.Clone(tr.fnS)
-		for k := len(tr.pools) - 1; k >= 0; k-- {
-			i := tr.pools[k]
-			e := &tr.el[i]
-			lz := &tr.lz[e.ord]
-			m, s := wholeFunctions(tr, whole, i)
-			whole[i] = s
-			gotS, gotM := tr.fnS[i][:lz.sFinal], lz.m[:lz.mFinal]
-			if e.sDone {
-				gotS, gotM = tr.fnS[i], tr.fnM[i]
-				if len(gotS) != len(s) || len(gotM) != len(m) {
-					rt.Fatalf("%s: complete functions have %d and %d points, the whole ones %d and %d", tr.names[i], len(gotS), len(gotM), len(s), len(m))
-				}
-			}
-			if len(gotS) > len(s) || !slices.Equal(gotS, s[:len(gotS)]) {
-				rt.Fatalf("%s: S built on demand is not a prefix of the whole S:\n%v\n%v", tr.names[i], gotS, s)
-			}
-			if len(gotM) > len(m) || !slices.Equal(gotM, m[:len(gotM)]) {
-				rt.Fatalf("%s: M built on demand is not a prefix of the whole M:\n%v\n%v", tr.names[i], gotM, m)
-			}
+		if bad := functionsArePrefixes(tr); bad != "" {
+			rt.Fatal(bad)
 		}
 	})
+}
+
+// functionsArePrefixes checks that every pool's functions, as far as they
+// are built (all of them when complete), are the first points of its
+// whole functions built from its children's whole ones; it returns what
+// is wrong, or "".
+func functionsArePrefixes(tr *tree) string {
+	whole := slices.Clone(tr.fnS)
+	for k := len(tr.pools) - 1; k >= 0; k-- {
+		i := tr.pools[k]
+		e := &tr.el[i]
+		lz := &tr.lz[e.ord]
+		m, s := wholeFunctions(tr, whole, i)
+		whole[i] = s
+		gotS, gotM := tr.fnS[i][:lz.sFinal], lz.m[:lz.mFinal]
+		if e.sDone {
+			gotS, gotM = tr.fnS[i], tr.fnM[i]
+			if len(gotS) != len(s) || len(gotM) != len(m) {
+				return fmt.Sprintf("%s: complete functions have %d and %d points, the whole ones %d and %d", tr.names[i], len(gotS), len(gotM), len(s), len(m))
+			}
+		}
+		if len(gotS) > len(s) || !slices.Equal(gotS, s[:len(gotS)]) {
+			return fmt.Sprintf("%s: S built on demand is not a prefix of the whole S:\n%v\n%v", tr.names[i], gotS, s)
+		}
+		if len(gotM) > len(m) || !slices.Equal(gotM, m[:len(gotM)]) {
+			return fmt.Sprintf("%s: M built on demand is not a prefix of the whole M:\n%v\n%v", tr.names[i], gotM, m)
+		}
+	}
+	return ""
 }

@@ -293,26 +293,8 @@ func TestPropertyKeptPoolFunctionsArePrefixes(t *testing.T) {
 			if bad := keptSumsSound(tr); bad != "" {
 				rt.Fatalf("update %d: %s", k, bad)
 			}
-			whole := slices.Clone(tr.fnS)
-			for j := len(tr.pools) - 1; j >= 0; j-- {
-				i := tr.pools[j]
-				e := &tr.el[i]
-				lz := &tr.lz[e.ord]
-				m, s := wholeFunctions(tr, whole, i)
-				whole[i] = s
-				gotS, gotM := tr.fnS[i][:lz.sFinal], lz.m[:lz.mFinal]
-				if e.sDone {
-					gotS, gotM = tr.fnS[i], tr.fnM[i]
-					if len(gotS) != len(s) || len(gotM) != len(m) {
-						rt.Fatalf("update %d, %s: complete functions have %d and %d points, the whole ones %d and %d", k, tr.names[i], len(gotS), len(gotM), len(s), len(m))
-					}
-				}
-				if len(gotS) > len(s) || !slices.Equal(gotS, s[:len(gotS)]) {
-					rt.Fatalf("update %d, %s: S is not a prefix of the whole S:\n%v\n%v", k, tr.names[i], gotS, s)
-				}
-				if len(gotM) > len(m) || !slices.Equal(gotM, m[:len(gotM)]) {
-					rt.Fatalf("update %d, %s: M is not a prefix of the whole M:\n%v\n%v", k, tr.names[i], gotM, m)
-				}
+			if bad := functionsArePrefixes(tr); bad != "" {
+				rt.Fatalf("update %d: %s", k, bad)
 			}
 		}
 	})
