@@ -19,17 +19,32 @@ var ErrUnavailable = errors.New("actors: the scheduler did not answer in time")
 // TreeIntrospection is one tree's live state at one moment, as its tree
 // actor saw it: the latest fair-share result, every pool's operation
 // counters and every admitted operation's admission state. It is a copy
-// (Result is shared but never modified): safe to read from any goroutine.
+// (Result is shared but not modified until Release): safe to read from
+// any goroutine.
 type TreeIntrospection struct {
 	Tree string
 	// Result is the latest fair-share update (nil before the first one).
-	// Pools and operations admitted since it ran are not in it.
+	// Pools and operations admitted since it ran are not in it. It is
+	// leased: it stays as it is until Release, and must not be read after
+	// (the tree then recycles its memory, see results.go).
 	Result *scheduler.Result
+	// release ends the Result's lease.
+	release func()
 	// Pools are the root (scheduler.RootID) followed by the configured
 	// pools in configuration order and the ephemeral pools by name.
 	Pools []PoolIntrospection
 	// Operations are the admitted operations, sorted by id.
 	Operations []OperationIntrospection
+}
+
+// Release ends the lease on Result: neither Result nor anything read from
+// it by reference (its records, their Jobs and Integral) may be read after.
+// A snapshot that is never released only keeps the tree from recycling that
+// Result. Release may be called more than once.
+func (in *TreeIntrospection) Release() {
+	if in != nil && in.release != nil {
+		in.release()
+	}
 }
 
 // PoolIntrospection is one pool's operation counters.
@@ -74,7 +89,8 @@ type introspectTree struct{ scope Scope }
 
 // introspect builds the snapshot; it runs in the tree actor.
 func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
-	out := &TreeIntrospection{Tree: t.spec.Name, Result: t.ledger.result()}
+	res, release := t.ledger.results.acquire()
+	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release}
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})
 	for _, p := range t.allPools() {
 		parent := string(p.Parent)

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -40,12 +39,13 @@ type startedJob struct {
 // the online nodes and the latest fair-share result. Every method takes the
 // mutex for a short, non-blocking critical section.
 type Ledger struct {
-	tree   string
-	mu     sync.Mutex
-	p      *placement.Placement
-	ops    map[scheduler.OperationID]*ledgerOp
-	nodes  map[scheduler.NodeID]scheduler.Node
-	latest atomic.Pointer[scheduler.Result]
+	tree  string
+	mu    sync.Mutex
+	p     *placement.Placement
+	ops   map[scheduler.OperationID]*ledgerOp
+	nodes map[scheduler.NodeID]scheduler.Node
+	// results holds the latest fair-share Result (see results.go).
+	results results
 	// pre is the preemption state (settings, jobs being interrupted,
 	// backoff, rate limit).
 	pre preemptState
@@ -293,12 +293,12 @@ func (l *Ledger) setResult(res *scheduler.Result) {
 	l.p.SetTotal(res.Total)
 	l.p.SetFairShares(res)
 	l.pre.starving = starving
+	// Published under the mutex: a scheduling pass reads the latest
+	// Result while it holds the mutex, and the one it reads is recycled
+	// only by a later publish (see results.go).
+	l.results.publish(res)
 	l.mu.Unlock()
-	l.latest.Store(res)
 }
-
-// result returns the latest fair-share result, or nil before the first.
-func (l *Ledger) result() *scheduler.Result { return l.latest.Load() }
 
 // runningRef is a running job with its attempt and node.
 type runningRef struct {

@@ -160,6 +160,23 @@ type poolResult struct {
 	now  int64
 }
 
+// newPoolResult copies a pool's record: its own Integral attributes and no
+// job classifications, so that it shares no memory with the Result, which
+// the tree recycles (see results.go).
+func newPoolResult(e *scheduler.ElementResult, now time.Time) *poolResult {
+	m := &poolResult{elem: *e, now: now.UnixNano()}
+	if e.Integral != nil {
+		in := *e.Integral
+		if d := in.EstimatedBurstUsageDurationSeconds; d != nil {
+			v := *d
+			in.EstimatedBurstUsageDurationSeconds = &v
+		}
+		m.elem.Integral = &in
+	}
+	m.elem.Jobs = nil
+	return m
+}
+
 // nodeCheck is a node actor's periodic liveness check.
 type nodeCheck struct{}
 

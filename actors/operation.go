@@ -341,7 +341,8 @@ func (o *operationActor) status() *pb.OperationStatus {
 	}
 	for _, t := range o.trees {
 		rt := &pb.TreeRuntime{Tree: t.name, Pool: string(t.pool), PendingReason: t.pending, Lightweight: t.lightweight}
-		if res := t.ledger.result(); res != nil {
+		res, release := t.ledger.results.acquire()
+		if res != nil {
 			if e, ok := res.Element(o.id); ok {
 				rt.Weight = e.Weight
 				rt.FairShare = e.FairShare.Total.MaxComponent()
@@ -353,6 +354,7 @@ func (o *operationActor) status() *pb.OperationStatus {
 				}
 			}
 		}
+		release()
 		st.Trees = append(st.Trees, rt)
 	}
 	return st

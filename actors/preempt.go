@@ -82,7 +82,7 @@ type interruptOrder struct {
 // reserve.go). The jobs chosen are marked interrupting at once, so no
 // other node's pass counts their resources again.
 func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved scheduler.Resources, jobs []preemption.NodeJob, now time.Time) []interruptOrder {
-	res := l.latest.Load()
+	res := l.results.current() // read under l.mu, see setResult
 	if l.pre.settings == nil || res == nil || len(jobs) == 0 {
 		return nil
 	}

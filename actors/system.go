@@ -215,11 +215,13 @@ func (s *System) Trees() []string {
 }
 
 // Result returns a tree's latest fair-share result (nil before the first
-// update or for an unknown tree).
+// update or for an unknown tree). The Result is never overwritten: the tree
+// no longer recycles it (see results.go), so a caller that reads results
+// often should prefer Introspect, whose lease it releases.
 func (s *System) Result(tree string) *scheduler.Result {
 	for _, t := range s.dir.Load().trees {
 		if t.name == tree {
-			return t.ledger.result()
+			return t.ledger.results.pin()
 		}
 	}
 	return nil

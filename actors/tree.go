@@ -399,15 +399,26 @@ func (t *treeActor) tick(ctx actor.Context) {
 	prev := t.state
 	t.updating = true
 	self, root, engine := ctx.Self(), ctx.ActorSystem().Root, t.engine
+	// The update overwrites a Result nobody reads any more, when there is
+	// one (see results.go): the tree's latest Result, which prev's maps
+	// belong to, is never it.
+	results := &t.ledger.results
+	res := results.take()
 	go func() {
 		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
 		defer func() {
 			if r := recover(); r != nil {
+				// res may be half-written: it is dropped, not given back.
 				msg.res, msg.err = nil, fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
 			}
 			root.Send(self, msg)
 		}()
-		msg.res, msg.err = engine.Update(snap, &prev)
+		if err := engine.UpdateInto(res, snap, &prev); err != nil {
+			results.giveBack(res) // UpdateInto leaves it as it was
+			msg.err = err
+			return
+		}
+		msg.res = res
 	}()
 }
 
@@ -433,7 +444,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 			continue
 		}
 		if pid := t.pools[scheduler.PoolID(e.Name)]; pid != nil {
-			ctx.Send(pid, &poolResult{elem: *e, now: m.res.Now.UnixNano()})
+			ctx.Send(pid, newPoolResult(e, m.res.Now))
 		}
 	}
 	now := t.cfg.Now()

@@ -61,28 +61,34 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		gauge(c.up, 1, tree)
-		if in.Result != nil {
-			gauge(c.updateTime, float64(in.Result.Now.UnixNano())/1e9, tree)
+		c.collectTree(gauge, tree, in)
+		in.Release()
+	}
+}
+
+// collectTree reports one tree's snapshot.
+func (c *Collector) collectTree(gauge func(*prometheus.Desc, float64, ...string), tree string, in *actors.TreeIntrospection) {
+	if in.Result != nil {
+		gauge(c.updateTime, float64(in.Result.Now.UnixNano())/1e9, tree)
+	}
+	for _, p := range in.Pools {
+		gauge(c.operations, float64(p.Counts.Operations), tree, p.Name)
+		gauge(c.running, float64(p.Counts.Running), tree, p.Name)
+		gauge(c.lightweight, float64(p.Counts.LightweightRunning), tree, p.Name)
+		gauge(c.limit, float64(p.Counts.MaxRunning), tree, p.Name)
+		if in.Result == nil {
+			continue
 		}
-		for _, p := range in.Pools {
-			gauge(c.operations, float64(p.Counts.Operations), tree, p.Name)
-			gauge(c.running, float64(p.Counts.Running), tree, p.Name)
-			gauge(c.lightweight, float64(p.Counts.LightweightRunning), tree, p.Name)
-			gauge(c.limit, float64(p.Counts.MaxRunning), tree, p.Name)
-			if in.Result == nil {
-				continue
-			}
-			e, ok := in.Result.Element(p.Name)
-			if !ok || e.Kind == scheduler.KindOperation {
-				continue
-			}
-			gauge(c.starvation, float64(e.StarvationStatus), tree, p.Name)
-			for r := range scheduler.NumResources {
-				res := scheduler.ResourceType(r).String()
-				gauge(c.fairShare, e.FairShare.Total[r], tree, p.Name, res)
-				gauge(c.usageShare, e.UsageShare[r], tree, p.Name, res)
-				gauge(c.demandShare, e.DemandShare[r], tree, p.Name, res)
-			}
+		e, ok := in.Result.Element(p.Name)
+		if !ok || e.Kind == scheduler.KindOperation {
+			continue
+		}
+		gauge(c.starvation, float64(e.StarvationStatus), tree, p.Name)
+		for r := range scheduler.NumResources {
+			res := scheduler.ResourceType(r).String()
+			gauge(c.fairShare, e.FairShare.Total[r], tree, p.Name, res)
+			gauge(c.usageShare, e.UsageShare[r], tree, p.Name, res)
+			gauge(c.demandShare, e.DemandShare[r], tree, p.Name, res)
 		}
 	}
 }

@@ -56,6 +56,7 @@ func (o *Orchid) Tree(tree string) (*TreeView, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer in.Release()
 	return BuildTree(in), nil
 }
 
@@ -71,6 +72,7 @@ func (o *Orchid) Trees() *TreeList {
 			continue
 		}
 		s.UpdateTime = updateTime(in.Result)
+		in.Release()
 		s.PoolCount = len(in.Pools) - 1
 		c := in.Pools[0].Counts
 		s.OperationCount, s.RunningOperationCount, s.LightweightRunningOperationCount = c.Operations, c.Running, c.LightweightRunning
@@ -110,10 +112,12 @@ func (o *Orchid) Answer(p subjects.OrchidPath) (json.RawMessage, error) {
 		}
 		if in, err = o.src.Introspect(p.Tree, actors.Scope{}); err == nil {
 			e, err = BuildPool(in, name)
+			in.Release()
 		}
 	case subjects.OrchidOperation:
 		if in, err = o.src.Introspect(p.Tree, actors.Scope{Operation: scheduler.OperationID(p.Name)}); err == nil {
 			e, err = BuildOperation(in, p.Name)
+			in.Release()
 		}
 	default:
 		err = fmt.Errorf("%w: orchid kind %q", subjects.ErrInvalidToken, p.Kind)
