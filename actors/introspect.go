@@ -30,6 +30,8 @@ type TreeIntrospection struct {
 	Result *scheduler.Result
 	// release ends the Result's lease.
 	release func()
+	// Updates counts the tree's fair-share updates since its actor started.
+	Updates UpdateStats
 	// Pools are the root (scheduler.RootID) followed by the configured
 	// pools in configuration order and the ephemeral pools by name.
 	Pools []PoolIntrospection
@@ -90,7 +92,8 @@ type introspectTree struct{ scope Scope }
 // introspect builds the snapshot; it runs in the tree actor.
 func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 	res, release := t.ledger.results.acquire()
-	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release}
+	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats}
+	out.Updates.RecycledResults, out.Updates.AllocatedResults = t.ledger.results.counts()
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})
 	for _, p := range t.allPools() {
 		parent := string(p.Parent)

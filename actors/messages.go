@@ -152,6 +152,8 @@ type updateDone struct {
 	err   error
 	nodes int
 	ops   int
+	// took is how long the engine ran (by Config.Now).
+	took time.Duration
 }
 
 // poolResult carries one pool's share of an update to its pool actor.

@@ -106,6 +106,8 @@ type treeActor struct {
 
 	lastFairShareEvent time.Time
 	updates            int
+	// stats counts the updates for introspection (see UpdateStats).
+	stats UpdateStats
 }
 
 func newTreeActor(cfg *Config, deps Deps, spec TreeSpec, ledger *Ledger) actor.Producer {
@@ -404,9 +406,12 @@ func (t *treeActor) tick(ctx actor.Context) {
 	// belong to, is never it.
 	results := &t.ledger.results
 	res := results.take()
+	now := t.cfg.Now
 	go func() {
 		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
+		start := now()
 		defer func() {
+			msg.took = now().Sub(start)
 			if r := recover(); r != nil {
 				// res may be half-written: it is dropped, not given back.
 				msg.res, msg.err = nil, fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
@@ -424,6 +429,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 
 func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updating = false
+	t.stats.count(m.took, m.err)
 	if m.err != nil {
 		// A failed (or panicked) update may leave the buffers half-written.
 		t.engine = &scheduler.Engine{}

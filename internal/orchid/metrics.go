@@ -16,6 +16,8 @@ type Collector struct {
 	fairShare, usageShare, demandShare      *prometheus.Desc
 	operations, running, lightweight, limit *prometheus.Desc
 	starvation                              *prometheus.Desc
+	updates, updateFailures, lastUpdate     *prometheus.Desc
+	results                                 *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -36,13 +38,21 @@ func NewCollector(o *Orchid) *Collector {
 		lightweight: prometheus.NewDesc("sharetree_pool_lightweight_running_operation_count", "Running lightweight operations in a pool's subtree.", pool, nil),
 		limit:       prometheus.NewDesc("sharetree_pool_max_running_operation_count", "A pool's effective max_running_operation_count.", pool, nil),
 		starvation:  prometheus.NewDesc("sharetree_pool_starvation_status", "0 non_starving, 1 starving, 2 aggressively_starving.", pool, nil),
+		updates: prometheus.NewDesc("sharetree_tree_fair_share_update_seconds",
+			"The fair-share engine's time over the tree's completed updates since its actor started.", []string{"tree"}, nil),
+		updateFailures: prometheus.NewDesc("sharetree_tree_fair_share_update_failures_total",
+			"Fair-share updates that failed since the tree's actor started.", []string{"tree"}, nil),
+		lastUpdate: prometheus.NewDesc("sharetree_tree_fair_share_last_update_seconds",
+			"The fair-share engine's time in the tree's latest completed update.", []string{"tree"}, nil),
+		results: prometheus.NewDesc("sharetree_tree_fair_share_results_total",
+			"Results the tree's updates wrote into: recycled (memory of a Result no reader holds) or allocated.", []string{"tree", "source"}, nil),
 	}
 }
 
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
-		c.operations, c.running, c.lightweight, c.limit, c.starvation} {
+		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results} {
 		ch <- d
 	}
 }
@@ -61,6 +71,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		gauge(c.up, 1, tree)
+		u := in.Updates
+		ch <- prometheus.MustNewConstSummary(c.updates, u.Updates, u.Seconds, nil, tree)
+		counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		}
+		counter(c.updateFailures, u.Failures, tree)
+		counter(c.results, u.RecycledResults, tree, "recycled")
+		counter(c.results, u.AllocatedResults, tree, "allocated")
+		gauge(c.lastUpdate, u.Last.Seconds(), tree)
 		c.collectTree(gauge, tree, in)
 		in.Release()
 	}

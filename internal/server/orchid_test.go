@@ -329,6 +329,10 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_pool_fair_share{pool="heavy",resource="cpu",tree="physical"}`,
 		`sharetree_pool_usage_share{pool="light",resource="cpu",tree="physical"}`,
 		`sharetree_pool_demand_share{pool="narrow",resource="cpu",tree="physical"}`,
+		`sharetree_tree_fair_share_update_seconds_count{tree="physical"}`,
+		`sharetree_tree_fair_share_update_failures_total{tree="physical"} 0`,
+		`sharetree_tree_fair_share_last_update_seconds{tree="physical"}`,
+		`sharetree_tree_fair_share_results_total{source="recycled",tree="physical"}`,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)
