@@ -156,17 +156,19 @@ type updateDone struct {
 	took time.Duration
 }
 
-// poolResult carries one pool's share of an update to its pool actor.
+// poolResult carries one pool's record of an update whose starvation
+// status differs from the one before (from) to its pool actor.
 type poolResult struct {
 	elem scheduler.ElementResult
+	from scheduler.StarvationStatus
 	now  int64
 }
 
 // newPoolResult copies a pool's record: its own Integral attributes and no
 // job classifications, so that it shares no memory with the Result, which
 // the tree recycles (see results.go).
-func newPoolResult(e *scheduler.ElementResult, now time.Time) *poolResult {
-	m := &poolResult{elem: *e, now: now.UnixNano()}
+func newPoolResult(e *scheduler.ElementResult, from scheduler.StarvationStatus, now time.Time) *poolResult {
+	m := &poolResult{elem: *e, from: from, now: now.UnixNano()}
 	if e.Integral != nil {
 		in := *e.Integral
 		if d := in.EstimatedBurstUsageDurationSeconds; d != nil {

@@ -11,13 +11,12 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// poolActor keeps one pool's live attributes from the latest fair-share
-// update and reports its starvation changes as events.
+// poolActor reports one pool's starvation changes as events. The tree
+// actor tells it of each change (poolResult), with the status before.
 type poolActor struct {
 	tree string
 	name scheduler.PoolID
 	deps Deps
-	last *scheduler.ElementResult
 }
 
 func newPoolActor(tree string, name scheduler.PoolID, deps Deps) actor.Producer {
@@ -29,12 +28,7 @@ func (p *poolActor) Receive(ctx actor.Context) {
 	if !ok {
 		return
 	}
-	prev := scheduler.NonStarving
-	if p.last != nil {
-		prev = p.last.StarvationStatus
-	}
-	e := m.elem
-	p.last = &e
+	prev, e := m.from, &m.elem
 	if e.StarvationStatus == prev {
 		return
 	}

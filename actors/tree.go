@@ -81,12 +81,24 @@ type treeActor struct {
 	ledger *Ledger
 	// usageBuf is the ledger snapshot's buffer, reused by every update.
 	usageBuf []placement.OperationUsage
+	// opsBuf is the snapshot's operations, reused by every update: the
+	// engine reads a snapshot only while it updates (one update at a
+	// time, see updating), and its Result holds nothing of it but strings.
+	opsBuf []scheduler.Operation
 
-	adm      *scheduler.Admission
-	ops      map[scheduler.OperationID]*treeOp
-	pools    map[scheduler.PoolID]*actor.PID
-	state    scheduler.State
-	updating bool
+	adm *scheduler.Admission
+	ops map[scheduler.OperationID]*treeOp
+	// pending are the operations of ops that are not running: an
+	// operation's end refreshes their pending reasons, and must not walk
+	// every operation of the tree to find them.
+	pending map[scheduler.OperationID]struct{}
+	pools   map[scheduler.PoolID]*actor.PID
+	// poolStarving is each pool's starvation status as its actor was last
+	// told, for the pools that are starving (absent: non-starving): a pool
+	// actor hears of changes only, not of every update.
+	poolStarving map[scheduler.PoolID]scheduler.StarvationStatus
+	state        scheduler.State
+	updating     bool
 	// engine keeps the update's buffers between updates; only the update
 	// goroutine uses it, one at a time (updating).
 	engine *scheduler.Engine
@@ -149,7 +161,9 @@ func (t *treeActor) Receive(ctx actor.Context) {
 
 func (t *treeActor) start(ctx actor.Context) {
 	t.ops = map[scheduler.OperationID]*treeOp{}
+	t.pending = map[scheduler.OperationID]struct{}{}
 	t.pools = map[scheduler.PoolID]*actor.PID{}
+	t.poolStarving = map[scheduler.PoolID]scheduler.StarvationStatus{}
 	t.ephemeral = map[scheduler.PoolID]ephemeralPool{}
 	adm, err := scheduler.NewAdmission(t.spec.Config, t.spec.Pools)
 	if err != nil {
@@ -178,6 +192,7 @@ func (t *treeActor) syncPoolActors(ctx actor.Context) {
 		if !keep[name] {
 			ctx.Stop(pid)
 			delete(t.pools, name)
+			delete(t.poolStarving, name)
 		}
 	}
 	for _, p := range all {
@@ -224,10 +239,12 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 	}
 	op := &treeOp{msg: m, admitted: t.cfg.Now(), pool: m.pool, weight: m.weight, limits: m.place.ResourceLimits}
 	t.ops[m.id] = op
+	t.pending[m.id] = struct{}{}
 	if st == scheduler.AdmissionRunning {
 		if err := t.run(op); err != nil {
 			_, _ = t.adm.Remove(m.id)
 			delete(t.ops, m.id)
+			delete(t.pending, m.id)
 			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.tasks"}
 			return res
 		}
@@ -251,6 +268,7 @@ func (t *treeActor) run(op *treeOp) error {
 		return err
 	}
 	op.running = true
+	delete(t.pending, op.msg.id)
 	return nil
 }
 
@@ -290,6 +308,7 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 		return
 	}
 	delete(t.ops, id)
+	delete(t.pending, id)
 	if op.running {
 		t.ledger.removeOperation(id)
 	}
@@ -358,11 +377,9 @@ func (t *treeActor) refreshPending(ctx actor.Context) {
 
 // pendingIDs returns the operations waiting for a running slot, sorted.
 func (t *treeActor) pendingIDs() []scheduler.OperationID {
-	var ids []scheduler.OperationID
-	for id, op := range t.ops {
-		if !op.running {
-			ids = append(ids, id)
-		}
+	ids := make([]scheduler.OperationID, 0, len(t.pending))
+	for id := range t.pending {
+		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	return ids
@@ -380,7 +397,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 		Tree:    t.spec.Config,
 		Pools:   t.allPools(),
 	}
-	snap.Operations = make([]scheduler.Operation, 0, len(usage))
+	snap.Operations = t.opsBuf[:0]
 	for _, u := range usage {
 		op := t.ops[u.ID]
 		if op == nil {
@@ -398,6 +415,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 			PendingJobCount: u.PendingJobCount,
 		})
 	}
+	t.opsBuf = snap.Operations
 	prev := t.state
 	t.updating = true
 	self, root, engine := ctx.Self(), ctx.ActorSystem().Root, t.engine
@@ -444,15 +462,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.state = m.res.State
 	t.ledger.setResult(m.res)
 	t.operationStarvation(m.res)
-	for i := range m.res.Elements {
-		e := &m.res.Elements[i]
-		if e.Kind != scheduler.KindPool {
-			continue
-		}
-		if pid := t.pools[scheduler.PoolID(e.Name)]; pid != nil {
-			ctx.Send(pid, newPoolResult(e, m.res.Now))
-		}
-	}
+	t.poolStarvation(m.res, func(pid *actor.PID, msg *poolResult) { ctx.Send(pid, msg) })
 	now := t.cfg.Now()
 	if now.Sub(t.lastFairShareEvent) >= t.cfg.FairShareEventPeriod {
 		t.lastFairShareEvent = now

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -62,6 +63,9 @@ type admOp struct {
 	vanilla bool
 	// light: it runs as a lightweight operation (decided when it starts).
 	light bool
+	// removed: the operation was removed (its entry in Admission.seq is
+	// dead).
+	removed bool
 }
 
 // Admission keeps operation counts on every pool of a tree and decides which
@@ -77,7 +81,28 @@ type Admission struct {
 	pools map[string]*admPool
 	order []string // pools in configuration order, root first
 	ops   map[OperationID]*admOp
-	seq   []OperationID // operations in registration order
+	// seq is the operations in registration order, with the removed ones
+	// left in place (marked removed) until they are half of it: removing
+	// one of n operations is O(1) amortised, not O(n).
+	seq  []admEntry
+	dead int
+}
+
+// admEntry is one registration in Admission.seq.
+type admEntry struct {
+	id OperationID
+	op *admOp
+}
+
+// registered yields the registered operations in registration order.
+func (a *Admission) registered() iter.Seq2[OperationID, *admOp] {
+	return func(yield func(OperationID, *admOp) bool) {
+		for _, e := range a.seq {
+			if !e.op.removed && !yield(e.id, e.op) {
+				return
+			}
+		}
+	}
 }
 
 // NewAdmission builds the counters for a tree.
@@ -137,15 +162,14 @@ func (a *Admission) Reconfigure(cfg TreeConfig, pools []PoolConfig) ([]Operation
 			seen[n] = true
 		}
 	}
-	for _, id := range a.seq {
-		if _, ok := next[a.ops[id].pool]; !ok {
-			return nil, fmt.Errorf("%w: pool %q still holds operation %q", ErrInvalidTree, a.ops[id].pool, id)
+	for id, op := range a.registered() {
+		if _, ok := next[op.pool]; !ok {
+			return nil, fmt.Errorf("%w: pool %q still holds operation %q", ErrInvalidTree, op.pool, id)
 		}
 	}
 	a.cfg, a.pools, a.order = cfg, next, order
-	for _, id := range a.seq {
+	for _, op := range a.registered() {
 		// A running operation keeps the kind it started with.
-		op := a.ops[id]
 		for _, p := range a.path(op.pool) {
 			p.ops++
 			if op.state == AdmissionRunning {
@@ -216,7 +240,7 @@ func (a *Admission) Admit(id OperationID, pool PoolID, opts AdmitOptions) (Admis
 	}
 	op := &admOp{pool: key, vanilla: opts.Vanilla}
 	a.ops[id] = op
-	a.seq = append(a.seq, id)
+	a.seq = append(a.seq, admEntry{id: id, op: op})
 	a.tryRun(id, op)
 	return op.state, nil
 }
@@ -250,7 +274,11 @@ func (a *Admission) Remove(id OperationID) ([]OperationID, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownOperation, id)
 	}
 	delete(a.ops, id)
-	a.seq = slices.DeleteFunc(a.seq, func(x OperationID) bool { return x == id })
+	op.removed = true
+	if a.dead++; a.dead > len(a.seq)/2 {
+		a.seq = slices.DeleteFunc(a.seq, func(e admEntry) bool { return e.op.removed })
+		a.dead = 0
+	}
 	path := a.path(op.pool)
 	for _, p := range path {
 		p.ops--
@@ -300,8 +328,8 @@ func (a *Admission) retryAllPending() []OperationID {
 		a.pools[name].pending = nil
 	}
 	var started []OperationID
-	for _, id := range a.seq {
-		if op := a.ops[id]; op.state == AdmissionPending {
+	for id, op := range a.registered() {
+		if op.state == AdmissionPending {
 			if a.tryRun(id, op) {
 				started = append(started, id)
 			}
@@ -380,8 +408,8 @@ func (a *Admission) PoolCounts(pool PoolID) PoolCounts {
 // Running returns the running operations in registration order.
 func (a *Admission) Running() []OperationID {
 	var out []OperationID
-	for _, id := range a.seq {
-		if a.ops[id].state == AdmissionRunning {
+	for id, op := range a.registered() {
+		if op.state == AdmissionRunning {
 			out = append(out, id)
 		}
 	}

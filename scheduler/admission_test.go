@@ -770,3 +770,87 @@ func TestAdmissionEmptyPoolIsRoot(t *testing.T) {
 		t.Errorf("research counts = %d/%d, want 0/0", ops, running)
 	}
 }
+
+// Removing an operation leaves its registration in place until the removed
+// ones are half of them (see Admission.seq): the order of the live ones
+// must not change, before or after the list is compacted, and an
+// operation registered again after its removal goes to the end. Running
+// and the retries after a reconfiguration follow that order.
+func TestAdmissionRegistrationOrderSurvivesRemovals(t *testing.T) {
+	cfg := DefaultTreeConfig()
+	pools := []PoolConfig{{Name: "p", MaxRunningOperationCount: admInt(100)}}
+	a, err := NewAdmission(cfg, pools)
+	if err != nil {
+		t.Fatalf("NewAdmission: %v", err)
+	}
+	var want []OperationID
+	add := func(id OperationID) {
+		t.Helper()
+		if _, err := a.Add(id, "p"); err != nil {
+			t.Fatalf("Add %s: %v", id, err)
+		}
+		want = append(want, id)
+	}
+	remove := func(id OperationID) {
+		t.Helper()
+		if _, err := a.Remove(id); err != nil {
+			t.Fatalf("Remove %s: %v", id, err)
+		}
+		want = slicesDelete(want, id)
+	}
+	for i := range 10 {
+		add(OperationID(rune('a' + i)))
+	}
+	check := func(when string) {
+		t.Helper()
+		if diff := cmp.Diff(want, a.Running()); diff != "" {
+			t.Errorf("%s: Running (-want +got):\n%s", when, diff)
+		}
+	}
+	remove("c")
+	add("c") // registered again: now last
+	remove("a")
+	check("removals kept in place")
+	for _, id := range []OperationID{"b", "d", "e", "f"} {
+		remove(id)
+	}
+	if a.dead != 0 {
+		t.Errorf("%d removed entries after six removals of eleven registrations, want the list compacted", a.dead)
+	}
+	check("after compaction")
+	add("k")
+	remove("h")
+	check("after more")
+
+	// A limit at the running count holds new operations; raising it
+	// starts them in registration order.
+	pools[0].MaxRunningOperationCount = admInt(len(want))
+	if _, err := a.Reconfigure(cfg, pools); err != nil {
+		t.Fatalf("Reconfigure: %v", err)
+	}
+	for _, id := range []OperationID{"x", "y"} {
+		if st, err := a.Add(id, "p"); err != nil || st != AdmissionPending {
+			t.Fatalf("Add %s = %v, %v; want pending", id, st, err)
+		}
+	}
+	pools[0].MaxRunningOperationCount = admInt(100)
+	started, err := a.Reconfigure(cfg, pools)
+	if err != nil {
+		t.Fatalf("Reconfigure: %v", err)
+	}
+	if diff := cmp.Diff([]OperationID{"x", "y"}, started); diff != "" {
+		t.Errorf("started on the raised limit (-want +got):\n%s", diff)
+	}
+	want = append(want, "x", "y")
+	check("after the raised limit")
+}
+
+func slicesDelete(ids []OperationID, id OperationID) []OperationID {
+	out := ids[:0:0]
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
+}

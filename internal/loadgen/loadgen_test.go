@@ -82,6 +82,13 @@ func TestRunEmbeddedScheduler(t *testing.T) {
 		t.Errorf("mode %q, want embedded", rep.Mode)
 	}
 	checkWorked(t, rep)
+	// The tree updates every 200 ms, so the window sees updates, and they
+	// write into recycled Results.
+	if f := rep.FairShare; f == nil || f.Updates == 0 || f.Failures != 0 || f.RecycledResults == 0 {
+		t.Errorf("fair-share stats = %+v, want updates into recycled Results", f)
+	} else if !strings.Contains(rep.String(), "fair-share updates") {
+		t.Errorf("table lacks the fair-share updates:\n%s", rep.String())
+	}
 }
 
 func TestRunAgainstARunningScheduler(t *testing.T) {
@@ -100,6 +107,9 @@ func TestRunAgainstARunningScheduler(t *testing.T) {
 		t.Errorf("mode %q, want external", rep.Mode)
 	}
 	checkWorked(t, rep)
+	if rep.FairShare != nil {
+		t.Errorf("fair-share stats %+v of a scheduler that is not embedded", rep.FairShare)
+	}
 	if n := srv.System().NodeCount(); n != 20 {
 		t.Errorf("scheduler knows %d nodes, want 20", n)
 	}

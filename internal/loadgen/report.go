@@ -52,11 +52,30 @@ type Report struct {
 	SendLag Latency      `json:"send_lag"`
 	Jobs    JobStats     `json:"jobs"`
 	Process ProcessStats `json:"process"`
+	// FairShare is the embedded scheduler's fair-share updates of the
+	// tree in the window (nil when the scheduler is not embedded).
+	FairShare *FairShareStats `json:"fair_share,omitempty"`
 	// Errors are the distinct heartbeat failures with their counts (at most
 	// 10 kinds).
 	Errors []ErrorCount `json:"errors,omitempty"`
 	// Checks compare the figures with Config.Targets.
 	Checks []Check `json:"checks"`
+}
+
+// FairShareStats describes the fair-share updates of the tree in the
+// window, from the tree's counters (actors.UpdateStats) at its start and
+// end.
+type FairShareStats struct {
+	Updates  uint64 `json:"updates"`
+	Failures uint64 `json:"failures"`
+	// MeanMs is the engine's mean time per update in the window, LastMs
+	// the last update's.
+	MeanMs float64 `json:"mean_ms"`
+	LastMs float64 `json:"last_ms"`
+	// RecycledResults and AllocatedResults count the Results the window's
+	// updates wrote into: recycled memory or new.
+	RecycledResults  uint64 `json:"recycled_results"`
+	AllocatedResults uint64 `json:"allocated_results"`
 }
 
 // SubmitStats describes the submission of the operations.
@@ -226,6 +245,10 @@ func (r *Report) String() string {
 	}
 	row("slot utilisation", "%.1f%% (window mean)", 100*j.Utilization)
 	row("jobs", "%d finished reported, %d aborted, %d interrupted, %d duplicate starts, %d signals", j.FinishedReported, j.Aborted, j.Interrupted, j.Duplicates, j.Signals)
+	if f := r.FairShare; f != nil {
+		row("fair-share updates", "%d in the window (%d failed): engine %s mean, %s last; Results %d recycled, %d allocated",
+			f.Updates, f.Failures, ms(f.MeanMs), ms(f.LastMs), f.RecycledResults, f.AllocatedResults)
+	}
 	p := r.Process
 	row("process", "%.1f CPU s in the window = %.2f of %d cores; max RSS %.0f MiB, heap %.0f MiB, %d goroutines",
 		p.CPUSeconds, p.CPUCores, p.GOMAXPROCS, p.MaxRSSMiB, p.HeapMiB, p.Goroutines)

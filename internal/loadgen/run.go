@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
@@ -147,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	defer cancel(nil)
 
 	url := cfg.NATSURL
+	var updates func() (actors.UpdateStats, bool) // the embedded scheduler's
 	if cfg.ServerPID > 0 {
 		rep.Mode = "process"
 	}
@@ -158,6 +160,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		defer cleanup()
 		url = srv.URL()
+		updates = func() (actors.UpdateStats, bool) {
+			in, err := srv.System().Introspect(TreeName, actors.Scope{})
+			if err != nil {
+				log.Warn("fair-share counters unavailable", "err", err)
+				return actors.UpdateStats{}, false
+			}
+			in.Release()
+			return in.Updates, true
+		}
 		go func() {
 			select {
 			case err := <-srv.Fatal():
@@ -212,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	r.starts = make([]atomic.Uint64, int((cfg.Warmup+cfg.Duration+cfg.HeartbeatTimeout)/bucket)+2)
 	log.Info("agents starting", "agents", cfg.Agents, "connections", len(shards), "warmup", cfg.Warmup, "duration", cfg.Duration)
 
-	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, trace: cfg.Trace}
+	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, trace: cfg.Trace, updates: updates}
 	smpDone := make(chan struct{})
 	go func() { defer close(smpDone); smp.run(ctx) }()
 	var wg sync.WaitGroup
@@ -400,6 +411,12 @@ type sampler struct {
 	srvOK          bool
 	heapMiB        float64
 	goroutines     int
+	// updates reads the embedded scheduler's tree's update counters (nil
+	// when the scheduler is not embedded); fs0 and fs1 are them at the
+	// window's start and end.
+	updates  func() (actors.UpdateStats, bool)
+	fs0, fs1 actors.UpdateStats
+	fsOK     bool
 }
 
 func (s *sampler) run(ctx context.Context) {
@@ -438,6 +455,9 @@ func (s *sampler) run(ctx context.Context) {
 
 func (s *sampler) startWindow(now time.Time) {
 	s.winFrom, s.cpu0 = now, cpuTime()
+	if s.updates != nil {
+		s.fs0, s.fsOK = s.updates()
+	}
 	s.mach0, s.machOK = machineBusy()
 	runtime.ReadMemStats(&s.mem0)
 	if pid := s.r.cfg.ServerPID; pid > 0 {
@@ -465,6 +485,9 @@ func (s *sampler) stopWindow() {
 	}
 	s.winTo, s.cpu1 = time.Now(), cpuTime()
 	var ok bool
+	if s.updates != nil && s.fsOK {
+		s.fs1, s.fsOK = s.updates()
+	}
 	s.mach1, ok = machineBusy()
 	s.machOK = s.machOK && ok
 	if pid := s.r.cfg.ServerPID; pid > 0 {
@@ -615,6 +638,15 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 		p.GCPauseMaxMs = max(p.GCPauseMaxMs, pause)
 	}
 	p.HeapMiB, p.Goroutines = smp.heapMiB, smp.goroutines
+	if smp.fsOK && !smp.winFrom.IsZero() {
+		a, b := smp.fs0, smp.fs1
+		f := &FairShareStats{Updates: b.Updates - a.Updates, Failures: b.Failures - a.Failures, LastMs: float64(b.Last) / 1e6,
+			RecycledResults: b.RecycledResults - a.RecycledResults, AllocatedResults: b.AllocatedResults - a.AllocatedResults}
+		if f.Updates > 0 {
+			f.MeanMs = (b.Seconds - a.Seconds) * 1000 / float64(f.Updates)
+		}
+		rep.FairShare = f
+	}
 
 	r.errMu.Lock()
 	rep.Errors = topErrors(r.errs)
