@@ -46,6 +46,8 @@ type Ledger struct {
 	nodes map[scheduler.NodeID]scheduler.Node
 	// results holds the latest fair-share Result (see results.go).
 	results results
+	// fair is setResult's buffer (only the tree actor uses it).
+	fair placement.FairShares
 	// pre is the preemption state (settings, jobs being interrupted,
 	// backoff, rate limit).
 	pre preemptState
@@ -289,9 +291,14 @@ func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.Operation
 // setResult publishes a fair-share result to the scheduling passes.
 func (l *Ledger) setResult(res *scheduler.Result) {
 	starving := preemption.StarvingOperations(res) // outside the lock
+	// The lookups too: only the tree actor, which calls setResult, adds or
+	// removes the placement's pools and operations (addOperation,
+	// removeOperation, setTree); the scheduling passes only read them.
+	// ApplyFairShares looks up again if they changed meanwhile.
+	l.p.ResolveFairShares(res, &l.fair)
 	l.mu.Lock()
 	l.p.SetTotal(res.Total)
-	l.p.SetFairShares(res)
+	l.p.ApplyFairShares(&l.fair)
 	l.pre.starving = starving
 	// Published under the mutex: a scheduling pass reads the latest
 	// Result while it holds the mutex, and the one it reads is recycled

@@ -66,6 +66,7 @@ func (p *Placement) AddOperation(spec OperationSpec) error {
 		a.pendingJobs += pendingJobs
 	}
 	p.ops[spec.ID] = e
+	p.gen++
 	i, _ := slices.BinarySearchFunc(p.opList, e, compareOps)
 	p.opList = slices.Insert(p.opList, i, e)
 	p.refresh(e)
@@ -104,6 +105,7 @@ func (p *Placement) RemoveOperation(id scheduler.OperationID) {
 	p.detach(e)
 	p.running -= len(e.op.running)
 	delete(p.ops, id)
+	p.gen++
 	if i, found := slices.BinarySearchFunc(p.opList, e, compareOps); found {
 		p.opList = slices.Delete(p.opList, i, i+1)
 	}

@@ -24,6 +24,9 @@ type Placement struct {
 	running int
 	// scratch holds one enumeration buffer per tree depth for Schedule.
 	scratch [][]int32
+	// gen counts the changes of the pools and operations that pools and
+	// ops index (see ResolveFairShares).
+	gen uint64
 }
 
 // New returns an empty Placement: only the root pool, a zero cluster total
@@ -60,37 +63,12 @@ func (p *Placement) SetTotal(total scheduler.Resources) {
 // operations by id. Elements the result does not mention get a fair share
 // of 0 (satisfaction +Inf: served after everyone with a fair share, by
 // usage) and their specified weight; elements of the result that the
-// Placement does not know are ignored. O(n).
+// Placement does not know are ignored. O(n). It is ResolveFairShares then
+// ApplyFairShares.
 func (p *Placement) SetFairShares(res *scheduler.Result) {
-	p.root.fair, p.root.weight = scheduler.Share{}, p.root.specWeight
-	for _, e := range p.poolList {
-		e.fair, e.weight = scheduler.Share{}, e.specWeight
-	}
-	for _, e := range p.opList {
-		e.fair, e.weight = scheduler.Share{}, e.specWeight
-	}
-	if res != nil {
-		for i := range res.Elements {
-			er := &res.Elements[i]
-			var e *element
-			switch er.Kind {
-			case scheduler.KindRoot:
-				e = p.root
-			case scheduler.KindPool:
-				e = p.pools[scheduler.PoolID(er.Name)]
-			case scheduler.KindOperation:
-				e = p.ops[scheduler.OperationID(er.Name)]
-			}
-			if e == nil {
-				continue
-			}
-			e.fair = er.FairShare.Total
-			if er.Weight > 0 {
-				e.weight = er.Weight
-			}
-		}
-	}
-	p.rekeyAll()
+	var fs FairShares
+	p.ResolveFairShares(res, &fs)
+	p.ApplyFairShares(&fs)
 }
 
 // rekeyAll recomputes every key and restores every heap. O(n).

@@ -53,6 +53,7 @@ func (p *Placement) SetPools(pools []PoolSpec) error {
 		return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.name, b.name))
 	})
 	p.pools, p.poolList = newPools, list
+	p.gen++
 
 	for _, op := range p.opList {
 		op.parent = root
