@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -796,7 +797,7 @@ func TestAdmissionRegistrationOrderSurvivesRemovals(t *testing.T) {
 		if _, err := a.Remove(id); err != nil {
 			t.Fatalf("Remove %s: %v", id, err)
 		}
-		want = slicesDelete(want, id)
+		want = slices.DeleteFunc(want, func(x OperationID) bool { return x == id })
 	}
 	for i := range 10 {
 		add(OperationID(rune('a' + i)))
@@ -843,14 +844,4 @@ func TestAdmissionRegistrationOrderSurvivesRemovals(t *testing.T) {
 	}
 	want = append(want, "x", "y")
 	check("after the raised limit")
-}
-
-func slicesDelete(ids []OperationID, id OperationID) []OperationID {
-	out := ids[:0:0]
-	for _, x := range ids {
-		if x != id {
-			out = append(out, x)
-		}
-	}
-	return out
 }
