@@ -154,14 +154,12 @@ func TestTreeRecyclesResultsWhileReadersRead(t *testing.T) {
 			}
 			if in.Result != nil {
 				before, from := resultSignature(in.Result), takes()
-				for deadline := time.Now().Add(10 * time.Second); takes() < from+2 && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond) // polls the update count
-				}
+				twoMore := testutil.Poll(10*time.Second, func() bool { return takes() >= from+2 })
 				after := resultSignature(in.Result)
 				mu.Lock()
 				if before != after {
 					changed = append(changed, fmt.Sprintf("reader %d: %s became %s", reader, before, after))
-				} else if takes() >= from+2 {
+				} else if twoMore {
 					held++
 				}
 				mu.Unlock()

@@ -36,14 +36,21 @@ func Connect(t testing.TB, s *natsembed.Server, opts ...nats.Option) *nats.Conn 
 // the test with what when timeout passes first.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !Poll(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// Poll polls cond every few milliseconds until it returns true (true) or
+// timeout passes (false). Unlike WaitFor it fails nothing, so a goroutine
+// other than the test's may use it.
+func Poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return
-		}
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
