@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -8,6 +10,22 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
+
+// publishStarvation publishes a starvation event: element e (of pool, and
+// operation op unless "") went from from to its status in the update of
+// now.
+func publishStarvation(events EventSink, tree, pool, op string, e *scheduler.ElementResult, from scheduler.StarvationStatus, now time.Time) {
+	ev := &pb.StarvationEvent{
+		Pool: pool, OperationId: op, From: from.String(), To: e.StarvationStatus.String(),
+		FairShare: e.FairShare.Total.MaxComponent(), UsageShare: e.UsageShare.MaxComponent(),
+	}
+	if !e.BelowFairShareSince.IsZero() {
+		ev.BelowFairShareSince = timestamppb.New(e.BelowFairShareSince)
+	}
+	events.Publish(tree, subjects.EventStarvation, &pb.Event{
+		Time: timestamppb.New(now), Tree: tree, Kind: &pb.Event_Starvation{Starvation: ev},
+	})
+}
 
 // opStarv is an operation's last starvation status other than
 // non-starving, and the update that saw it.
@@ -28,16 +46,7 @@ func (t *treeActor) operationStarvation(res *scheduler.Result) {
 		t.opStarvation = map[string]opStarv{}
 	}
 	publish := func(e *scheduler.ElementResult, from scheduler.StarvationStatus) {
-		ev := &pb.StarvationEvent{
-			Pool: e.Parent, OperationId: e.Name, From: from.String(), To: e.StarvationStatus.String(),
-			FairShare: e.FairShare.Total.MaxComponent(), UsageShare: e.UsageShare.MaxComponent(),
-		}
-		if !e.BelowFairShareSince.IsZero() {
-			ev.BelowFairShareSince = timestamppb.New(e.BelowFairShareSince)
-		}
-		t.deps.Events.Publish(t.spec.Name, subjects.EventStarvation, &pb.Event{
-			Time: timestamppb.New(res.Now), Tree: t.spec.Name, Kind: &pb.Event_Starvation{Starvation: ev},
-		})
+		publishStarvation(t.deps.Events, t.spec.Name, e.Parent, e.Name, e, from, res.Now)
 	}
 	for i := range res.Elements {
 		e := &res.Elements[i]
