@@ -103,21 +103,7 @@ func (p PartialResources) OrInfinite() Resources {
 // String formats the resources that are set, zeros included, in iteration
 // order, e.g. "{cpu: 10, memory: 0}"; "{}" when none is.
 func (p PartialResources) String() string {
-	var b strings.Builder
-	b.WriteByte('{')
-	first := true
-	for i, v := range p.Values {
-		if !p.Set.Has(ResourceType(i)) {
-			continue
-		}
-		if !first {
-			b.WriteString(", ")
-		}
-		first = false
-		fmt.Fprintf(&b, "%s: %g", resourceNames[i], v)
-	}
-	b.WriteByte('}')
-	return b.String()
+	return formatResources(&p.Values, func(i int) bool { return p.Set.Has(ResourceType(i)) })
 }
 
 // Add returns a+b.
@@ -183,18 +169,23 @@ func (a Resources) ShareOf(total Resources) Share {
 
 // String formats the non-zero components, e.g. "{cpu: 10, memory: 1024}".
 func (a Resources) String() string {
+	return formatResources(&a, func(i int) bool { return a[i] != 0 })
+}
+
+// formatResources writes the values show selects as "{cpu: 10, memory: 4}".
+func formatResources(v *Resources, show func(i int) bool) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	first := true
-	for i, v := range a {
-		if v == 0 {
+	for i, x := range v {
+		if !show(i) {
 			continue
 		}
 		if !first {
 			b.WriteString(", ")
 		}
 		first = false
-		fmt.Fprintf(&b, "%s: %g", resourceNames[i], v)
+		fmt.Fprintf(&b, "%s: %g", resourceNames[i], x)
 	}
 	b.WriteByte('}')
 	return b.String()
