@@ -102,8 +102,23 @@ func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 		}
 		out.Pools = append(out.Pools, PoolIntrospection{Name: string(p.Name), Parent: parent, Counts: t.adm.PoolCounts(p.Name)})
 	}
+	// Every waiting operation's admission state comes from one walk of
+	// the queues: Info finds an operation's position by searching its
+	// queue, which for every operation would be O(pending²).
+	var queued map[scheduler.OperationID]scheduler.AdmissionInfo
+	if scope.AllOperations {
+		queued = map[scheduler.OperationID]scheduler.AdmissionInfo{}
+		for q := range t.adm.PendingQueues() {
+			for pos, id := range q.Operations {
+				queued[id] = q.Info(pos)
+			}
+		}
+	}
 	add := func(id scheduler.OperationID, op *treeOp) {
-		info, _ := t.adm.Info(id)
+		info, ok := queued[id]
+		if !ok {
+			info, _ = t.adm.Info(id)
+		}
 		oi := OperationIntrospection{ID: id, Pool: op.pool, Admission: info, ResourceLimits: op.limits}
 		if op.weight != nil {
 			w := *op.weight

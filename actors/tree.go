@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -64,12 +63,23 @@ type treeOp struct {
 	msg *admitOperation
 	// pool, weight and limits start as the admission's and follow run-time
 	// updates (the message itself is never modified).
-	pool      scheduler.PoolID
-	weight    *float64
-	limits    scheduler.PartialResources
-	running   bool
-	admitted  time.Time
+	pool     scheduler.PoolID
+	weight   *float64
+	limits   scheduler.PartialResources
+	running  bool
+	admitted time.Time
+	// lastQueue is the pending reason the operation's actor was last
+	// told, and queued what it was built from (see refreshPending).
 	lastQueue *pb.PendingReason
+	queued    queueSpot
+}
+
+// queueSpot is where a pending operation waits: the queue's pool, its
+// position there and the pool's running count and limit — everything its
+// pending reason says.
+type queueSpot struct {
+	pool                string
+	pos, running, limit int
 }
 
 // treeActor owns one pool tree: configuration, admission, the fair-share
@@ -86,13 +96,9 @@ type treeActor struct {
 	// time, see updating), and its Result holds nothing of it but strings.
 	opsBuf []scheduler.Operation
 
-	adm *scheduler.Admission
-	ops map[scheduler.OperationID]*treeOp
-	// pending are the operations of ops that are not running: an
-	// operation's end refreshes their pending reasons, and must not walk
-	// every operation of the tree to find them.
-	pending map[scheduler.OperationID]struct{}
-	pools   map[scheduler.PoolID]*actor.PID
+	adm   *scheduler.Admission
+	ops   map[scheduler.OperationID]*treeOp
+	pools map[scheduler.PoolID]*actor.PID
 	// poolStarving is each pool's starvation status as its actor was last
 	// told, for the pools that are starving (absent: non-starving): a pool
 	// actor hears of changes only, not of every update.
@@ -161,7 +167,6 @@ func (t *treeActor) Receive(ctx actor.Context) {
 
 func (t *treeActor) start(ctx actor.Context) {
 	t.ops = map[scheduler.OperationID]*treeOp{}
-	t.pending = map[scheduler.OperationID]struct{}{}
 	t.pools = map[scheduler.PoolID]*actor.PID{}
 	t.poolStarving = map[scheduler.PoolID]scheduler.StarvationStatus{}
 	t.ephemeral = map[scheduler.PoolID]ephemeralPool{}
@@ -239,12 +244,10 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 	}
 	op := &treeOp{msg: m, admitted: t.cfg.Now(), pool: m.pool, weight: m.weight, limits: m.place.ResourceLimits}
 	t.ops[m.id] = op
-	t.pending[m.id] = struct{}{}
 	if st == scheduler.AdmissionRunning {
 		if err := t.run(op); err != nil {
 			_, _ = t.adm.Remove(m.id)
 			delete(t.ops, m.id)
-			delete(t.pending, m.id)
 			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.tasks"}
 			return res
 		}
@@ -252,8 +255,7 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 		res.lightweight = t.lightweight(m.id)
 		return res
 	}
-	op.lastQueue = t.pendingReason(m.id)
-	res.pending = op.lastQueue
+	res.pending = t.tellQueue(op, m.id)
 	return res
 }
 
@@ -268,38 +270,30 @@ func (t *treeActor) run(op *treeOp) error {
 		return err
 	}
 	op.running = true
-	delete(t.pending, op.msg.id)
 	return nil
 }
 
-func (t *treeActor) pendingReason(id scheduler.OperationID) *pb.PendingReason {
+// tellQueue records and returns a pending operation's reason (nil when
+// the admission runs it).
+func (t *treeActor) tellQueue(op *treeOp, id scheduler.OperationID) *pb.PendingReason {
 	info, ok := t.adm.Info(id)
 	if !ok || info.State != scheduler.AdmissionPending {
+		op.lastQueue, op.queued = nil, queueSpot{}
 		return nil
 	}
-	pool := info.QueuePool
-	limit := int64(t.spec.Config.MaxRunningOperationCount)
-	if pool != scheduler.RootID {
-		limit = int64(t.poolMaxRunning(scheduler.PoolID(pool)))
-	}
-	return &pb.PendingReason{
-		Tree: t.spec.Name, Pool: pool, Limit: "max_running_operation_count", Value: limit,
-		QueuePosition: int64(info.QueuePosition),
-		Message:       fmt.Sprintf("tree %s: %s; position %d in the queue of %s", t.spec.Name, info.PendingReason, info.QueuePosition, pool),
-	}
+	op.queued = queueSpot{pool: info.QueuePool, pos: info.QueuePosition, running: info.QueueRunning, limit: info.QueueMaxRunning}
+	op.lastQueue = t.pendingReason(op.queued, info.PendingReason)
+	return op.lastQueue
 }
 
-func (t *treeActor) poolMaxRunning(pool scheduler.PoolID) int {
-	var limit *int
-	if e, ok := t.ephemeral[pool]; ok {
-		limit = e.cfg.MaxRunningOperationCount
-	} else if i := slices.IndexFunc(t.spec.Pools, func(p scheduler.PoolConfig) bool { return p.Name == pool }); i >= 0 {
-		limit = t.spec.Pools[i].MaxRunningOperationCount
+// pendingReason is what an operation waiting at spot is told; reason is
+// the admission's (scheduler.PendingQueue.Reason).
+func (t *treeActor) pendingReason(spot queueSpot, reason string) *pb.PendingReason {
+	return &pb.PendingReason{
+		Tree: t.spec.Name, Pool: spot.pool, Limit: "max_running_operation_count", Value: int64(spot.limit),
+		QueuePosition: int64(spot.pos),
+		Message:       fmt.Sprintf("tree %s: %s; position %d in the queue of %s", t.spec.Name, reason, spot.pos, spot.pool),
 	}
-	if limit != nil {
-		return *limit
-	}
-	return t.spec.Config.MaxRunningOperationCountPerPool
 }
 
 func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
@@ -308,7 +302,6 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 		return
 	}
 	delete(t.ops, id)
-	delete(t.pending, id)
 	if op.running {
 		t.ledger.removeOperation(id)
 	}
@@ -318,7 +311,7 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 	}
 	t.dropEmptyEphemeral(ctx, op.pool)
 	t.startAdmitted(ctx, promoted, "", "start promoted operation")
-	t.refreshPending(ctx)
+	t.refreshPending(ctx.Send)
 }
 
 // startAdmitted runs the operations the admission has just started (after
@@ -335,7 +328,7 @@ func (t *treeActor) startAdmitted(ctx actor.Context, ids []scheduler.OperationID
 			t.cfg.Logger.Error(why, "tree", t.spec.Name, "operation", id, "err", err)
 			continue
 		}
-		op.lastQueue = nil
+		op.lastQueue, op.queued = nil, queueSpot{}
 		if id != skip {
 			ctx.Send(op.msg.op, t.started(id))
 		}
@@ -363,26 +356,26 @@ func (t *treeActor) started(id scheduler.OperationID) *operationStarted {
 }
 
 // refreshPending tells the operations still waiting where they are now in
-// their queues, when that changed.
-func (t *treeActor) refreshPending(ctx actor.Context) {
-	for _, oid := range t.pendingIDs() {
-		p := t.ops[oid]
-		r := t.pendingReason(oid)
-		if r != nil && (p.lastQueue == nil || p.lastQueue.GetMessage() != r.GetMessage()) {
-			p.lastQueue = r
-			ctx.Send(p.msg.op, &operationPending{tree: t.spec.Name, reason: r})
+// their queues, when that changed. It walks the admission's queues once:
+// O(pending operations), and a reason is built only for an operation whose
+// spot changed (each operation used to be looked up in its queue, O(queue
+// length) each, O(pending²) for every operation that ended).
+func (t *treeActor) refreshPending(send func(*actor.PID, any)) {
+	for q := range t.adm.PendingQueues() {
+		reason := ""
+		for pos, id := range q.Operations {
+			op := t.ops[id]
+			spot := queueSpot{pool: q.Pool, pos: pos, running: q.Running, limit: q.MaxRunning}
+			if op == nil || (op.lastQueue != nil && op.queued == spot) {
+				continue
+			}
+			if reason == "" {
+				reason = q.Reason()
+			}
+			op.queued, op.lastQueue = spot, t.pendingReason(spot, reason)
+			send(op.msg.op, &operationPending{tree: t.spec.Name, reason: op.lastQueue})
 		}
 	}
-}
-
-// pendingIDs returns the operations waiting for a running slot, sorted.
-func (t *treeActor) pendingIDs() []scheduler.OperationID {
-	ids := make([]scheduler.OperationID, 0, len(t.pending))
-	for id := range t.pending {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 func (t *treeActor) tick(ctx actor.Context) {

@@ -49,7 +49,7 @@ func (t *treeActor) reconfigure(ctx actor.Context, spec TreeSpec) error {
 		t.startTimer(ctx)
 	}
 	t.startAdmitted(ctx, started, "", "start operation after a reconfiguration")
-	t.refreshPending(ctx)
+	t.refreshPending(ctx.Send)
 	t.cfg.Logger.Info("tree reconfigured", "tree", t.spec.Name, "pools", len(spec.Pools), "started", len(started))
 	return nil
 }

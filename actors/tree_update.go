@@ -55,11 +55,10 @@ func (t *treeActor) updateOperation(ctx actor.Context, m *updateInTree) *updateI
 	}
 	op.weight, op.limits = m.weight, m.limits
 	t.startAdmitted(ctx, started, m.id, "start operation after a move")
-	t.refreshPending(ctx)
+	t.refreshPending(ctx.Send)
 	res.running = op.running
 	if !op.running {
-		res.pending = t.pendingReason(m.id)
-		op.lastQueue = res.pending
+		res.pending = t.tellQueue(op, m.id)
 	}
 	return res
 }

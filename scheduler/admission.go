@@ -348,6 +348,9 @@ type AdmissionInfo struct {
 	QueuePosition int
 	// QueuePool is that pool (RootID for the tree's own limit).
 	QueuePool string
+	// QueueRunning and QueueMaxRunning are that pool's running operation
+	// count and its effective max_running_operation_count.
+	QueueRunning, QueueMaxRunning int
 	// Lightweight: the operation runs as a lightweight operation.
 	Lightweight bool
 }
@@ -362,12 +365,58 @@ func (a *Admission) Info(id OperationID) (AdmissionInfo, bool) {
 		return AdmissionInfo{State: AdmissionRunning, Lightweight: op.light}, true
 	}
 	q := a.pools[op.queueAt]
-	return AdmissionInfo{
-		State:         AdmissionPending,
-		PendingReason: fmt.Sprintf("max_running_operation_count of %s reached (%d/%d)", q.name, q.running, q.maxRunning),
-		QueuePosition: slices.Index(q.pending, id),
-		QueuePool:     q.name,
-	}, true
+	// Searched from the back: an operation that was just queued, the
+	// common question, is last.
+	pos := len(q.pending) - 1
+	for pos >= 0 && q.pending[pos] != id {
+		pos--
+	}
+	return q.queue().Info(pos), true
+}
+
+// PendingQueue is one pool's queue of operations waiting for a running
+// slot.
+type PendingQueue struct {
+	// Pool is the pool (RootID for the tree's own limit).
+	Pool string
+	// Running is the pool's running operation count, MaxRunning its
+	// effective max_running_operation_count.
+	Running, MaxRunning int
+	// Operations are the waiting operations in queue order (position 0
+	// first). The slice is the Admission's own: read it before the
+	// Admission changes, and do not modify it.
+	Operations []OperationID
+}
+
+// Reason is the pending reason of the queue's operations, e.g.
+// "max_running_operation_count of research reached (2/2)".
+func (q PendingQueue) Reason() string {
+	return fmt.Sprintf("max_running_operation_count of %s reached (%d/%d)", q.Pool, q.Running, q.MaxRunning)
+}
+
+// Info is the admission state of the operation at position pos of the
+// queue: what Admission.Info returns for it.
+func (q PendingQueue) Info(pos int) AdmissionInfo {
+	return AdmissionInfo{State: AdmissionPending, PendingReason: q.Reason(), QueuePosition: pos, QueuePool: q.Pool,
+		QueueRunning: q.Running, QueueMaxRunning: q.MaxRunning}
+}
+
+func (p *admPool) queue() PendingQueue {
+	return PendingQueue{Pool: p.name, Running: p.running, MaxRunning: p.maxRunning, Operations: p.pending}
+}
+
+// PendingQueues yields the pools' non-empty queues in configuration order
+// (the tree's own first): every pending operation once, with its position,
+// in O(pending operations + pools), where asking Info for each would take
+// time proportional to the queue's length per operation.
+func (a *Admission) PendingQueues() iter.Seq[PendingQueue] {
+	return func(yield func(PendingQueue) bool) {
+		for _, name := range a.order {
+			if p := a.pools[name]; len(p.pending) > 0 && !yield(p.queue()) {
+				return
+			}
+		}
+	}
 }
 
 // Counts returns a pool's operation count (running + pending in its subtree)

@@ -37,7 +37,7 @@ func TestLightweightOperations(t *testing.T) {
 		// Vanilla, but the pool is fifo without the switch, or the switch
 		// is on a fair_share pool: an ordinary operation that waits.
 		{id: "v3", pool: "fifo", vanilla: true, want: AdmissionInfo{State: AdmissionPending, QueuePool: "parent",
-			PendingReason: "max_running_operation_count of parent reached (1/1)"}},
+			PendingReason: "max_running_operation_count of parent reached (1/1)", QueueRunning: 1, QueueMaxRunning: 1}},
 	}
 	for _, s := range steps {
 		if _, err := a.Admit(s.id, s.pool, AdmitOptions{Vanilla: s.vanilla}); err != nil {

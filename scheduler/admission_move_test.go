@@ -51,7 +51,7 @@ func TestAdmissionMove(t *testing.T) {
 			name:       "pending op moves into another full pool and queues there",
 			setup:      [][2]string{{"x", "a"}, {"y", "a"}, {"z", "b"}},
 			move:       [2]string{"y", "b"},
-			wantInfo:   map[OperationID]AdmissionInfo{"y": admPending("b", "max_running_operation_count of b reached (1/1)", 0)},
+			wantInfo:   map[OperationID]AdmissionInfo{"y": admPending("b", "max_running_operation_count of b reached (1/1)", 0, 1, 1)},
 			wantCounts: map[PoolID]counts{"a": {1, 1}, "b": {2, 1}},
 		},
 		{
@@ -66,7 +66,7 @@ func TestAdmissionMove(t *testing.T) {
 			name:       "moving inside the subtree does not count twice",
 			setup:      [][2]string{{"z", "b"}, {"w", "b1"}},
 			move:       [2]string{"w", "b"},
-			wantInfo:   map[OperationID]AdmissionInfo{"w": admPending("b", "max_running_operation_count of b reached (1/1)", 0)},
+			wantInfo:   map[OperationID]AdmissionInfo{"w": admPending("b", "max_running_operation_count of b reached (1/1)", 0, 1, 1)},
 			wantCounts: map[PoolID]counts{"b": {2, 1}, "b1": {0, 0}},
 		},
 		{name: "unknown pool", setup: [][2]string{{"x", "a"}}, move: [2]string{"x", "nope"}, wantErr: ErrInvalidOperation},

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -54,8 +56,9 @@ func admReconfigureErr(tree TreeConfig, pools []PoolConfig, err error) admStep {
 	return admStep{do: "reconfigure", tree: tree, pools: pools, wantErr: err}
 }
 
-func admPending(pool string, reason string, pos int) AdmissionInfo {
-	return AdmissionInfo{State: AdmissionPending, PendingReason: reason, QueuePosition: pos, QueuePool: pool}
+func admPending(pool string, reason string, pos, running, maxRunning int) AdmissionInfo {
+	return AdmissionInfo{State: AdmissionPending, PendingReason: reason, QueuePosition: pos, QueuePool: pool,
+		QueueRunning: running, QueueMaxRunning: maxRunning}
 }
 
 var admRunning = AdmissionInfo{State: AdmissionRunning}
@@ -111,7 +114,7 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
-				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0),
+				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0, 1, 1),
 				"b1": admRunning,
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {2, 1}, "B": {1, 1}, "": {3, 2}, RootID: {3, 2}},
@@ -129,8 +132,8 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"y1": admRunning,
 				"y2": admRunning,
-				"x1": admPending("research", "max_running_operation_count of research reached (2/2)", 0),
-				"y3": admPending("research", "max_running_operation_count of research reached (2/2)", 1),
+				"x1": admPending("research", "max_running_operation_count of research reached (2/2)", 0, 2, 2),
+				"y3": admPending("research", "max_running_operation_count of research reached (2/2)", 1, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {4, 2}, "x": {1, 0}, "y": {3, 2}, RootID: {4, 2}},
 			wantRunning: []OperationID{"y1", "y2"},
@@ -149,8 +152,8 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"x1": admRunning,
 				"y1": admRunning,
-				"x2": admPending("x", "max_running_operation_count of x reached (1/1)", 0),
-				"y2": admPending("research", "max_running_operation_count of research reached (2/2)", 0),
+				"x2": admPending("x", "max_running_operation_count of x reached (1/1)", 0, 1, 1),
+				"y2": admPending("research", "max_running_operation_count of research reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {4, 2}, "x": {2, 1}, "y": {2, 1}},
 			wantRunning: []OperationID{"x1", "y1"},
@@ -169,7 +172,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"r1": admRunning,
 				"r2": admRunning,
-				"r3": admPending("research", "max_running_operation_count of research reached (2/2)", 0),
+				"r3": admPending("research", "max_running_operation_count of research reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {3, 2}, "y": {1, 1}, "x": {0, 0}, RootID: {3, 2}},
 			wantRunning: []OperationID{"r1", "r2"},
@@ -188,7 +191,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"r1":    admRunning,
 				"r2":    admRunning,
-				"r3":    admPending("research", "max_running_operation_count of research reached (2/2)", 0),
+				"r3":    admPending("research", "max_running_operation_count of research reached (2/2)", 0, 2, 2),
 				"other": admRunning,
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {3, 2}, "x": {0, 0}, "y": {1, 0}, RootID: {4, 3}},
@@ -225,8 +228,8 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"p1": admRunning,
-				"p2": admPending("P", "max_running_operation_count of P reached (1/1)", 0),
-				"p4": admPending("P", "max_running_operation_count of P reached (1/1)", 1),
+				"p2": admPending("P", "max_running_operation_count of P reached (1/1)", 0, 1, 1),
+				"p4": admPending("P", "max_running_operation_count of P reached (1/1)", 1, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"P": {3, 1}},
 			wantRunning: []OperationID{"p1"},
@@ -252,7 +255,7 @@ func TestAdmission(t *testing.T) {
 					if i < 8 {
 						m[id] = admRunning
 					} else {
-						m[id] = admPending("P", "max_running_operation_count of P reached (8/8)", i-8)
+						m[id] = admPending("P", "max_running_operation_count of P reached (8/8)", i-8, 8, 8)
 					}
 				}
 				return m
@@ -288,8 +291,8 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
 				"b1": admRunning,
-				"a2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0),
-				"b2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 1),
+				"a2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0, 2, 2),
+				"b2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 1, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {2, 1}, "B": {2, 1}, RootID: {4, 2}},
 			wantRunning: []OperationID{"a1", "b1"},
@@ -306,8 +309,8 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a2": admRunning,
-				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 0),
-				"a4": admPending("A", "max_running_operation_count of A reached (1/1)", 1),
+				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 0, 1, 1),
+				"a4": admPending("A", "max_running_operation_count of A reached (1/1)", 1, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {3, 1}, RootID: {3, 1}},
 			wantRunning: []OperationID{"a2"},
@@ -342,7 +345,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"b1": admRunning,
 				"a2": admRunning,
-				"b2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0),
+				"b2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {1, 1}, "B": {2, 1}, RootID: {3, 2}},
 			wantRunning: []OperationID{"b1", "a2"},
@@ -363,7 +366,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"y1": admRunning,
 				"y2": admRunning,
-				"x2": admPending("research", "max_running_operation_count of research reached (2/2)", 0),
+				"x2": admPending("research", "max_running_operation_count of research reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {3, 2}, "x": {1, 0}, "y": {2, 2}},
 			wantRunning: []OperationID{"y1", "y2"},
@@ -398,8 +401,8 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
-				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 0),
-				"a4": admPending("A", "max_running_operation_count of A reached (1/1)", 1),
+				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 0, 1, 1),
+				"a4": admPending("A", "max_running_operation_count of A reached (1/1)", 1, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {3, 1}, RootID: {3, 1}},
 			wantRunning: []OperationID{"a1"},
@@ -422,7 +425,7 @@ func TestAdmission(t *testing.T) {
 				"b2": admRunning,
 				"a2": admRunning,
 				"a3": admRunning,
-				"b3": admPending("B", "max_running_operation_count of B reached (2/2)", 0),
+				"b3": admPending("B", "max_running_operation_count of B reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {3, 3}, "B": {3, 2}, RootID: {6, 5}},
 			wantRunning: []OperationID{"a1", "b1", "b2", "a2", "a3"},
@@ -439,7 +442,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
 				"b1": admRunning,
-				"a2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0),
+				"a2": admPending(RootID, "max_running_operation_count of <Root> reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {2, 1}, "B": {1, 1}, RootID: {3, 2}},
 			wantRunning: []OperationID{"a1", "b1"},
@@ -462,7 +465,7 @@ func TestAdmission(t *testing.T) {
 				"a1": admRunning,
 				"a2": admRunning,
 				"b1": admRunning,
-				"b2": admPending("B", "max_running_operation_count of B reached (1/1)", 0),
+				"b2": admPending("B", "max_running_operation_count of B reached (1/1)", 0, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {2, 2}, "B": {2, 1}},
 			wantRunning: []OperationID{"a1", "a2", "b1"},
@@ -485,7 +488,7 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"r2": admRunning,
-				"r3": admPending("research", "max_running_operation_count of research reached (1/1)", 0),
+				"r3": admPending("research", "max_running_operation_count of research reached (1/1)", 0, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {2, 1}, "x": {1, 1}, "y": {1, 0}},
 			wantRunning: []OperationID{"r2"},
@@ -510,7 +513,7 @@ func TestAdmission(t *testing.T) {
 			wantInfo: map[OperationID]AdmissionInfo{
 				"y1": admRunning,
 				"y2": admRunning,
-				"y3": admPending("y", "max_running_operation_count of y reached (2/2)", 0),
+				"y3": admPending("y", "max_running_operation_count of y reached (2/2)", 0, 2, 2),
 			},
 			wantCounts:  map[PoolID]admCounts{"research": {3, 2}, "y": {3, 2}},
 			wantRunning: []OperationID{"y1", "y2"},
@@ -546,10 +549,10 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
-				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0),
-				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 1),
+				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0, 1, 1),
+				"a3": admPending("A", "max_running_operation_count of A reached (1/1)", 1, 1, 1),
 				"b1": admRunning,
-				"b2": admPending("B", "max_running_operation_count of B reached (1/1)", 0),
+				"b2": admPending("B", "max_running_operation_count of B reached (1/1)", 0, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {3, 1}, "B": {2, 1}, RootID: {5, 2}},
 			wantRunning: []OperationID{"a1", "b1"},
@@ -582,7 +585,7 @@ func TestAdmission(t *testing.T) {
 			},
 			wantInfo: map[OperationID]AdmissionInfo{
 				"a1": admRunning,
-				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0),
+				"a2": admPending("A", "max_running_operation_count of A reached (1/1)", 0, 1, 1),
 			},
 			wantCounts:  map[PoolID]admCounts{"A": {2, 1}, "B": {0, 0}},
 			wantRunning: []OperationID{"a1"},
@@ -668,6 +671,7 @@ func TestAdmission(t *testing.T) {
 			if diff := cmp.Diff(tc.wantInfo, gotInfo); diff != "" {
 				t.Errorf("Info mismatch (-want +got):\n%s", diff)
 			}
+			checkPendingQueues(t, a, gotInfo)
 			gotCounts := map[PoolID]admCounts{}
 			for p := range tc.wantCounts {
 				ops, running := a.Counts(p)
@@ -763,7 +767,7 @@ func TestAdmissionEmptyPoolIsRoot(t *testing.T) {
 		}
 	}
 	got, _ := a.Info("b")
-	want := admPending(RootID, "max_running_operation_count of <Root> reached (1/1)", 0)
+	want := admPending(RootID, "max_running_operation_count of <Root> reached (1/1)", 0, 1, 1)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Info(b) mismatch (-want +got):\n%s", diff)
 	}
@@ -844,4 +848,96 @@ func TestAdmissionRegistrationOrderSurvivesRemovals(t *testing.T) {
 	}
 	want = append(want, "x", "y")
 	check("after the raised limit")
+}
+
+// checkPendingQueues checks that PendingQueues lists exactly the pending
+// operations of infos (every registered operation's Info), each once, at
+// the queue and position Info gives, with Info's reason and counts.
+func checkPendingQueues(t *testing.T, a *Admission, infos map[OperationID]AdmissionInfo) {
+	t.Helper()
+	want := map[OperationID]AdmissionInfo{}
+	for id, info := range infos {
+		if info.State == AdmissionPending {
+			want[id] = info
+		}
+	}
+	got := map[OperationID]AdmissionInfo{}
+	var pools []string
+	for q := range a.PendingQueues() {
+		pools = append(pools, q.Pool)
+		for pos, id := range q.Operations {
+			if _, dup := got[id]; dup {
+				t.Errorf("PendingQueues lists %s twice", id)
+			}
+			got[id] = q.Info(pos)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PendingQueues disagrees with Info (-Info +PendingQueues):\n%s", diff)
+	}
+	// In configuration order, root first: each pool once.
+	var order []string
+	for _, name := range a.order {
+		if slices.Contains(pools, name) {
+			order = append(order, name)
+		}
+	}
+	if diff := cmp.Diff(order, pools); diff != "" {
+		t.Errorf("PendingQueues order (-configuration +got):\n%s", diff)
+	}
+}
+
+// TestPendingQueuesFollowRandomChanges checks PendingQueues against Info
+// after every step of seeded random sequences of admissions, removals and
+// limit changes on a small tree with tight running limits.
+func TestPendingQueuesFollowRandomChanges(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		cfg := DefaultTreeConfig()
+		cfg.MaxRunningOperationCount = 6
+		pools := []PoolConfig{
+			{Name: "a", MaxRunningOperationCount: admInt(3)},
+			{Name: "a1", Parent: "a", MaxRunningOperationCount: admInt(1)},
+			{Name: "a2", Parent: "a", MaxRunningOperationCount: admInt(2)},
+			{Name: "b", MaxRunningOperationCount: admInt(2)},
+			{Name: "c"},
+		}
+		a, err := NewAdmission(cfg, pools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live []OperationID
+		next := 0
+		for step := range 300 {
+			switch k := rng.IntN(10); {
+			case k < 5 || len(live) == 0:
+				id := OperationID(fmt.Sprintf("op%d", next))
+				next++
+				if _, err := a.Add(id, pools[rng.IntN(len(pools))].Name); err != nil {
+					t.Fatalf("seed %d step %d: Add: %v", seed, step, err)
+				}
+				live = append(live, id)
+			case k < 9:
+				i := rng.IntN(len(live))
+				if _, err := a.Remove(live[i]); err != nil {
+					t.Fatalf("seed %d step %d: Remove: %v", seed, step, err)
+				}
+				live = slices.Delete(live, i, i+1)
+			default:
+				p := &pools[rng.IntN(len(pools))]
+				p.MaxRunningOperationCount = admInt(1 + rng.IntN(3))
+				if _, err := a.Reconfigure(cfg, pools); err != nil {
+					t.Fatalf("seed %d step %d: Reconfigure: %v", seed, step, err)
+				}
+			}
+			infos := map[OperationID]AdmissionInfo{}
+			for _, id := range live {
+				infos[id], _ = a.Info(id)
+			}
+			checkPendingQueues(t, a, infos)
+			if t.Failed() {
+				t.Fatalf("seed %d: failed at step %d", seed, step)
+			}
+		}
+	}
 }
