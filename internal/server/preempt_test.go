@@ -73,16 +73,18 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 			})
 			// Within the starvation timeout and a few heartbeats: counted
 			// in the heartbeats each node sent between the operation's
-			// starvation event and its fourth job's start, as one NATS
-			// subscriber saw them (an order, not a clock). A job that
-			// ignores the signal adds the preemption timeout's worth.
+			// starvation event (or its first job start, if that came
+			// first) and the job start that made four of its jobs
+			// running, as one NATS subscriber saw them (an order, not a
+			// clock). A job that ignores the signal adds the preemption
+			// timeout's worth.
 			bound := 8
 			if !tc.obey {
 				bound += 8 // allocation_preemption_timeout 300ms: 6 heartbeats of 50ms, and 2 for the timers' jitter
 			}
-			for node, n := range w.counts(t) {
+			for node, n := range w.counts(t, 30*time.Second) {
 				if n > bound {
-					t.Errorf("%s sent %d heartbeats between the starvation and the fourth start, want at most %d", node, n, bound)
+					t.Errorf("%s sent %d heartbeats between the starvation and four jobs running, want at most %d", node, n, bound)
 				}
 				t.Logf("%s: %d heartbeats from starving to four jobs running", node, n)
 			}
@@ -148,21 +150,26 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 	}
 }
 
-// heartbeatWatch counts the heartbeats each node sends between an
-// operation's starvation event and the start of its n-th job, as one
-// subscriber sees heartbeats and events: both subscriptions feed one
-// channel from the connection's reader, so their order is the order the
-// NATS server delivered them in.
+// heartbeatWatch counts the heartbeats each node sends in an operation's
+// preemption window, as one subscriber sees heartbeats and events: both
+// subscriptions feed one channel from the connection's reader, so their
+// order is the order the NATS server delivered them in. The window opens
+// at the first of the operation's starvation event and its first job
+// start, and closes at the job event that makes n of its jobs running.
 type heartbeatWatch struct {
 	msgs chan *nats.Msg
 	subs []*nats.Subscription
 	op   string
 	n    int
+
+	open    bool            // the window opened
+	running map[string]bool // the operation's running jobs, by id
+	out     map[string]int  // heartbeats per node in the window
 }
 
 func watchHeartbeats(t *testing.T, c *cluster) *heartbeatWatch {
 	t.Helper()
-	w := &heartbeatWatch{msgs: make(chan *nats.Msg, 1<<16)}
+	w := &heartbeatWatch{msgs: make(chan *nats.Msg, 1<<16), running: map[string]bool{}, out: map[string]int{}}
 	for _, subj := range []string{subjects.NodeHeartbeatAll(), subjects.EventsAll()} {
 		sub, err := c.nc.ChanSubscribe(subj, w.msgs)
 		if err != nil {
@@ -179,25 +186,38 @@ func watchHeartbeats(t *testing.T, c *cluster) *heartbeatWatch {
 // track names the operation and the number of its jobs to wait for.
 func (w *heartbeatWatch) track(op string, n int) { w.op, w.n = op, n }
 
-// counts stops watching and returns the heartbeats per node in the window;
-// it fails the test if the window never opened or closed.
-func (w *heartbeatWatch) counts(t *testing.T) map[string]int {
+// counts waits until the window closed, then stops watching and returns
+// the heartbeats per node in it; it fails the test if the window has not
+// closed within timeout. It waits for the events themselves: the
+// scheduler publishes job events asynchronously, after it counts the jobs
+// in the operation's status, so a status of n running jobs does not mean
+// the subscriber has seen the n-th start yet.
+func (w *heartbeatWatch) counts(t *testing.T, timeout time.Duration) map[string]int {
 	t.Helper()
+	closed := testutil.Poll(timeout, func() bool { return w.read(t) })
 	for _, s := range w.subs {
 		_ = s.Unsubscribe()
 	}
-	out := map[string]int{}
-	open, started := false, 0
+	if !closed {
+		t.Fatalf("the window never closed within %s: opened %v, %d of %d jobs of %s running", timeout, w.open, len(w.running), w.n, w.op)
+	}
+	return w.out
+}
+
+// read takes the messages delivered so far, in order, and reports whether
+// the window closed; the messages after the one that closed it are left.
+func (w *heartbeatWatch) read(t *testing.T) bool {
+	t.Helper()
 	for {
 		var m *nats.Msg
 		select {
 		case m = <-w.msgs:
 		default:
-			t.Fatalf("the window never closed: starving seen %v, %d of %d jobs of %s started", open, started, w.n, w.op)
+			return false
 		}
 		if node, err := subjects.ParseNodeHeartbeat(m.Subject); err == nil {
-			if open {
-				out[node]++
+			if w.open {
+				w.out[node]++
 			}
 			continue
 		}
@@ -206,13 +226,21 @@ func (w *heartbeatWatch) counts(t *testing.T) map[string]int {
 			t.Fatalf("event on %s: %v", m.Subject, err)
 		}
 		if s := ev.GetStarvation(); s.GetOperationId() == w.op && s.GetTo() == "starving" {
-			open = true
+			w.open = true
 		}
 		for _, j := range ev.GetJobs().GetJobs() {
-			if open && j.GetOperationId() == w.op && j.GetState() == pb.JobState_JOB_STATE_RUNNING {
-				if started++; started == w.n {
-					return out
-				}
+			if j.GetOperationId() != w.op {
+				continue
+			}
+			if j.GetState() != pb.JobState_JOB_STATE_RUNNING {
+				delete(w.running, j.GetJobId())
+				continue
+			}
+			// A start the starvation event has not preceded opens the
+			// window: the events of two actors have no order between them.
+			w.open = true
+			if w.running[j.GetJobId()] = true; len(w.running) >= w.n {
+				return true
 			}
 		}
 	}
