@@ -143,8 +143,10 @@ type persisted struct {
 	err    error
 }
 
-// treeTick starts a fair-share update.
-type treeTick struct{}
+// treeTick starts a fair-share update. gen is the timer generation that
+// sent it: a tick of a cancelled timer (one already in flight when the
+// period changed) is ignored.
+type treeTick struct{ gen uint64 }
 
 // updateDone carries a finished fair-share update back to the tree actor.
 type updateDone struct {

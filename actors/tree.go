@@ -108,7 +108,10 @@ type treeActor struct {
 	// engine keeps the update's buffers between updates; only the update
 	// goroutine uses it, one at a time (updating).
 	engine *scheduler.Engine
-	cancel timer.CancelFunc
+	// cancel stops the timer of the next tick; tickGen is the generation of
+	// the current timer (see startTimer).
+	cancel  timer.CancelFunc
+	tickGen uint64
 
 	// ephemeral are the pools created for users' operations; they go when
 	// their last operation does.
@@ -147,7 +150,10 @@ func (t *treeActor) Receive(ctx actor.Context) {
 	case *operationDone:
 		t.done(ctx, m.id)
 	case *treeTick:
-		t.tick(ctx)
+		if m.gen == t.tickGen {
+			t.scheduleTick(ctx, t.spec.Config.FairShareUpdatePeriod)
+			t.tick(ctx)
+		}
 	case *updateDone:
 		t.updated(ctx, m)
 	case *countOperations:
@@ -207,12 +213,27 @@ func (t *treeActor) syncPoolActors(ctx actor.Context) {
 	}
 }
 
+// startTimer starts the ticks of fair-share updates: one now, then one
+// every fair_share_update_period. Each tick schedules the next as a
+// one-shot timer (a time.Timer, whose Stop is safe from any goroutine:
+// the pinned protoactor's repeating timer reads its state without
+// synchronisation while cancel writes it, which the race detector
+// reports when a tree stops or changes its period as a tick fires).
+// A new timer generation makes a tick already in flight from the old
+// timer ignored.
 func (t *treeActor) startTimer(ctx actor.Context) {
 	if t.cancel != nil {
 		t.cancel()
 	}
-	period := t.spec.Config.FairShareUpdatePeriod
-	t.cancel = timer.NewTimerScheduler(ctx).SendRepeatedly(0, period, ctx.Self(), &treeTick{})
+	t.tickGen++
+	t.scheduleTick(ctx, 0)
+}
+
+// scheduleTick sends the current generation's next tick after delay,
+// from the actor system's root context (the timer fires on its own
+// goroutine, where the actor's context must not be used).
+func (t *treeActor) scheduleTick(ctx actor.Context, delay time.Duration) {
+	t.cancel = timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(delay, ctx.Self(), &treeTick{gen: t.tickGen})
 }
 
 func placementPools(pools []scheduler.PoolConfig) []placement.PoolSpec {
