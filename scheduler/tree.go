@@ -632,7 +632,13 @@ func (t *tree) loadPrevious(prev *State) {
 // sortFIFO orders a fifo pool's operations by its sort parameters
 // (default weight, then start time); ties keep the input order.
 func sortFIFO(ops []int, all []Operation, params []FifoSortParameter) {
-	slices.SortStableFunc(ops, fifoCompare(all, params))
+	// A list already in order (a pool whose operations came in the order
+	// they sort in, as most do from one update to the next) is left as it
+	// is, exactly as the stable sort would leave it, for one comparison
+	// per operation.
+	if c := fifoCompare(all, params); !slices.IsSortedFunc(ops, c) {
+		slices.SortStableFunc(ops, c)
+	}
 }
 
 // fifoCompare compares two operations (indices in all) by a fifo pool's
