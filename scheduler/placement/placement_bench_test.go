@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/sharetree/sharetree/scheduler"
@@ -153,5 +154,46 @@ func BenchmarkSetFairShares(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p.SetFairShares(res)
+	}
+}
+
+// BenchmarkApplyFairShares: ApplyFairShares (the part of a fair-share
+// update that runs under the ledger's lock) with 100,000 operations in
+// 10,000 pools, some of them running jobs, alternating between two
+// resolved updates that differ in no element, in 1% of the operations
+// (and so their pools), or in every element.
+func BenchmarkApplyFairShares(b *testing.B) {
+	p := benchPlacement(b, 10000, 100000, 8)
+	for range 20000 {
+		p.Schedule("warm", res(4, 16, 64), 4)
+	}
+	base := benchResult(p)
+	for _, tc := range []struct {
+		name    string
+		changed func(i int) bool // whether operation i's fair share differs
+		pools   bool             // whether every pool's differs too
+	}{
+		{"none", func(int) bool { return false }, false},
+		{"1%", func(i int) bool { return i%100 == 0 }, false},
+		{"all", func(int) bool { return true }, true},
+	} {
+		b.Run("changed="+tc.name, func(b *testing.B) {
+			other := &scheduler.Result{Elements: slices.Clone(base.Elements)}
+			for i := range other.Elements {
+				e := &other.Elements[i]
+				op := e.Kind == scheduler.KindOperation
+				if op && tc.changed(i-1-len(p.poolList)) || !op && tc.pools {
+					e.FairShare.Total = e.FairShare.Total.Scale(1.5)
+				}
+			}
+			var fs [2]FairShares
+			p.ResolveFairShares(base, &fs[0])
+			p.ResolveFairShares(other, &fs[1])
+			p.ApplyFairShares(&fs[0])
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				p.ApplyFairShares(&fs[i%2])
+			}
+		})
 	}
 }
