@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -39,7 +40,9 @@ type startedJob struct {
 // the online nodes and the latest fair-share result. Every method takes the
 // mutex for a short, non-blocking critical section.
 type Ledger struct {
-	tree  string
+	tree string
+	// now is Config.Now; it times how long the fair-share update holds mu.
+	now   func() time.Time
 	mu    sync.Mutex
 	p     *placement.Placement
 	ops   map[scheduler.OperationID]*ledgerOp
@@ -56,6 +59,7 @@ type Ledger struct {
 func newLedger(tree string, cfg *Config) *Ledger {
 	return &Ledger{
 		tree:  tree,
+		now:   cfg.Now,
 		p:     placement.New(),
 		ops:   map[scheduler.OperationID]*ledgerOp{},
 		nodes: map[scheduler.NodeID]scheduler.Node{},
@@ -273,23 +277,26 @@ func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
 }
 
 // snapshot returns the running operations' usage, appended to buf (the
-// caller's buffer from the previous update, reused), and the online nodes
-// sorted by id.
-func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.OperationUsage, []scheduler.Node) {
+// caller's buffer from the previous update, reused), the online nodes
+// sorted by id, and how long it held the mutex.
+func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.OperationUsage, []scheduler.Node, time.Duration) {
 	l.mu.Lock()
+	start := l.now()
 	ops := l.p.AppendOperations(buf[:0])
 	nodes := make([]scheduler.Node, 0, len(l.nodes))
 	for _, n := range l.nodes {
 		nodes = append(nodes, n)
 	}
+	held := l.now().Sub(start)
 	l.mu.Unlock()
 	// Sorted outside the lock: the placer waits for nothing but the copy.
 	slices.SortFunc(nodes, func(a, b scheduler.Node) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	return ops, nodes
+	return ops, nodes, held
 }
 
-// setResult publishes a fair-share result to the scheduling passes.
-func (l *Ledger) setResult(res *scheduler.Result) {
+// setResult publishes a fair-share result to the scheduling passes and
+// returns how long it held the mutex.
+func (l *Ledger) setResult(res *scheduler.Result) time.Duration {
 	starving := preemption.StarvingOperations(res) // outside the lock
 	// The lookups too: only the tree actor, which calls setResult, adds or
 	// removes the placement's pools and operations (addOperation,
@@ -297,6 +304,7 @@ func (l *Ledger) setResult(res *scheduler.Result) {
 	// ApplyFairShares looks up again if they changed meanwhile.
 	l.p.ResolveFairShares(res, &l.fair)
 	l.mu.Lock()
+	start := l.now()
 	l.p.SetTotal(res.Total)
 	l.p.ApplyFairShares(&l.fair)
 	l.pre.starving = starving
@@ -304,7 +312,9 @@ func (l *Ledger) setResult(res *scheduler.Result) {
 	// Result while it holds the mutex, and the one it reads is recycled
 	// only by a later publish (see results.go).
 	l.results.publish(res)
+	held := l.now().Sub(start)
 	l.mu.Unlock()
+	return held
 }
 
 // runningRef is a running job with its attempt and node.

@@ -389,7 +389,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	if t.updating {
 		return
 	}
-	usage, nodes := t.ledger.snapshot(t.usageBuf)
+	usage, nodes, held := t.ledger.snapshot(t.usageBuf)
 	t.usageBuf = usage // read only below, before the next tick
 	snap := &scheduler.Snapshot{
 		Now:     t.cfg.Now(),
@@ -426,7 +426,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	res := results.take()
 	now := t.cfg.Now
 	go func() {
-		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
+		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations), snapshotLock: held}
 		start := now()
 		defer func() {
 			msg.took = now().Sub(start)
@@ -447,7 +447,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 
 func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updating = false
-	t.stats.count(m.took, m.err)
+	t.stats.count(m.took, m.snapshotLock, m.err)
 	if m.err != nil {
 		// A failed (or panicked) update may leave the buffers half-written.
 		t.engine = &scheduler.Engine{}
@@ -460,7 +460,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	}
 	t.updates++
 	t.state = m.res.State
-	t.ledger.setResult(m.res)
+	t.stats.PublishLockSeconds += t.ledger.setResult(m.res).Seconds()
 	t.operationStarvation(m.res)
 	t.poolStarvation(m.res, func(pid *actor.PID, msg *poolResult) { ctx.Send(pid, msg) })
 	now := t.cfg.Now()
