@@ -28,6 +28,12 @@ type element struct {
 
 	// fair is the fair share of the last SetFairShares.
 	fair scheduler.Share
+	// applied is the Placement's applied counter when ApplyFairShares last
+	// set fair from an update's entry.
+	applied uint64
+	// needsHeapify is set while the element is on the Placement's reheap
+	// list.
+	needsHeapify bool
 	// sat and dom are the cached heap key: local satisfaction and dominant
 	// usage share.
 	sat, dom float64

@@ -27,6 +27,10 @@ type Placement struct {
 	// gen counts the changes of the pools and operations that pools and
 	// ops index (see ResolveFairShares).
 	gen uint64
+	// applied counts the ApplyFairShares calls; reheap lists the pools
+	// whose heaps the current one must rebuild.
+	applied uint64
+	reheap  []*element
 }
 
 // New returns an empty Placement: only the root pool, a zero cluster total
