@@ -56,6 +56,8 @@ type element struct {
 
 	// op is set for operations.
 	op *operation
+	// changed is set while the operation is on the Placement's changedOps.
+	changed bool
 }
 
 // room is what the element's own limits still allow.

@@ -31,6 +31,15 @@ type Placement struct {
 	// whose heaps the current one must rebuild.
 	applied uint64
 	reheap  []*element
+
+	// tracking is set while an OperationsCopy follows the operations'
+	// changes: changedOps lists the operations changed since its last
+	// collect (flagged changed), removedOps the ones removed. opSync
+	// counts the collects.
+	tracking   bool
+	opSync     uint64
+	changedOps []*element
+	removedOps []opKey
 }
 
 // New returns an empty Placement: only the root pool, a zero cluster total
