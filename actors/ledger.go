@@ -276,20 +276,24 @@ func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
 	return false, len(l.nodes) > 0
 }
 
-// snapshot returns the running operations' usage, appended to buf (the
-// caller's buffer from the previous update, reused), the online nodes
-// sorted by id, and how long it held the mutex.
-func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.OperationUsage, []scheduler.Node, time.Duration) {
+// snapshot returns the running operations' usage, brought up to date in
+// the caller's copy (kept from one update to the next: under the mutex it
+// only collects the operations that changed since the last snapshot), the
+// online nodes sorted by id, and how long it held the mutex. The usage is
+// valid until the next snapshot with the same copy.
+func (l *Ledger) snapshot(usage *placement.OperationsCopy) ([]placement.OperationUsage, []scheduler.Node, time.Duration) {
 	l.mu.Lock()
 	start := l.now()
-	ops := l.p.AppendOperations(buf[:0])
+	l.p.CollectOperations(usage)
 	nodes := make([]scheduler.Node, 0, len(l.nodes))
 	for _, n := range l.nodes {
 		nodes = append(nodes, n)
 	}
 	held := l.now().Sub(start)
 	l.mu.Unlock()
-	// Sorted outside the lock: the placer waits for nothing but the copy.
+	// Merged and sorted outside the lock: the placer waits for nothing but
+	// the collection.
+	ops := usage.Operations()
 	slices.SortFunc(nodes, func(a, b scheduler.Node) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return ops, nodes, held
 }

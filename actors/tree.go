@@ -79,8 +79,9 @@ type treeActor struct {
 	deps   Deps
 	spec   TreeSpec
 	ledger *Ledger
-	// usageBuf is the ledger snapshot's buffer, reused by every update.
-	usageBuf []placement.OperationUsage
+	// usage is the ledger snapshot's copy of the operations' usage, brought
+	// up to date by every update.
+	usage placement.OperationsCopy
 	// opsBuf is the snapshot's operations, reused by every update: the
 	// engine reads a snapshot only while it updates (one update at a
 	// time, see updating), and its Result holds nothing of it but strings.
@@ -389,8 +390,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	if t.updating {
 		return
 	}
-	usage, nodes, held := t.ledger.snapshot(t.usageBuf)
-	t.usageBuf = usage // read only below, before the next tick
+	usage, nodes, held := t.ledger.snapshot(&t.usage) // read only below, before the next tick
 	snap := &scheduler.Snapshot{
 		Now:     t.cfg.Now(),
 		Cluster: scheduler.NewClusterFromNodes(nodes),
