@@ -302,10 +302,13 @@ func (l *Ledger) snapshot(usage *placement.OperationsCopy) ([]placement.Operatio
 // returns how long it held the mutex.
 func (l *Ledger) setResult(res *scheduler.Result) time.Duration {
 	starving := preemption.StarvingOperations(res) // outside the lock
-	// The lookups too: only the tree actor, which calls setResult, adds or
-	// removes the placement's pools and operations (addOperation,
-	// removeOperation, setTree); the scheduling passes only read them.
-	// ApplyFairShares looks up again if they changed meanwhile.
+	// The lookups and the comparisons with the current fair shares too:
+	// only the tree actor, which calls setResult, adds or removes the
+	// placement's pools and operations or sets their weights and fair
+	// shares (addOperation, removeOperation, setTree, updateOperation and
+	// setResult itself); the scheduling passes only read them.
+	// ApplyFairShares resolves again if they changed meanwhile, and under
+	// the mutex sets only the fair shares that changed.
 	l.p.ResolveFairShares(res, &l.fair)
 	l.mu.Lock()
 	start := l.now()

@@ -28,9 +28,10 @@ type element struct {
 
 	// fair is the fair share of the last SetFairShares.
 	fair scheduler.Share
-	// applied is the Placement's applied counter when ApplyFairShares last
-	// set fair from an update's entry.
-	applied uint64
+	// resolved is the Placement's resolved counter when ResolveFairShares
+	// last found the element in an update, at index ent of its entries.
+	resolved uint64
+	ent      int
 	// needsHeapify is set while the element is on the Placement's reheap
 	// list.
 	needsHeapify bool

@@ -14,8 +14,9 @@ import (
 
 // ResolveFairShares then ApplyFairShares sets the same fair shares and
 // weights as SetFairShares, also when operations and pools were added or
-// removed between the two (the lookups are made again), and the result is
-// not kept.
+// removed, a weight updated or another update applied between the two
+// (the lookups and comparisons are made again), and the result is not
+// kept.
 func TestResolveThenApplyIsSetFairShares(t *testing.T) {
 	total := res(100, 100, 1000)
 	pools := []PoolSpec{{Name: "a"}, {Name: "b"}}
@@ -52,6 +53,14 @@ func TestResolveThenApplyIsSetFairShares(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"a weight updated", func(p *Placement) {
+			if err := p.UpdateOperation("o1", 2, scheduler.PartialResources{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"another update applied", func(p *Placement) {
+			p.SetFairShares(fairResult(map[string]scheduler.Share{"b": uniform(0.5)}, map[string]scheduler.Share{"o2": uniform(0.9)}))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			split, whole := build(), build()
@@ -71,15 +80,14 @@ func TestResolveThenApplyIsSetFairShares(t *testing.T) {
 	}
 }
 
-// applyFairSharesFull is ApplyFairShares as it was before it became
-// incremental: every element's fair share and weight reset, the update's
-// set, then every key recomputed and every heap rebuilt. The incremental
-// ApplyFairShares must leave a Placement exactly as this leaves its twin.
-func applyFairSharesFull(p *Placement, fs *FairShares) {
-	if fs.gen != p.gen {
-		p.ResolveFairShares(fs.res, fs)
-	}
-	fs.res = nil
+// applyFairSharesFull is SetFairShares as it was before it became
+// incremental, with its own lookups: every element's fair share and
+// weight reset, the update's entries set in order, then every key
+// recomputed and every heap rebuilt. The incremental SetFairShares (and
+// ResolveFairShares then ApplyFairShares, which looked up again when the
+// operations changed in between) must leave a Placement exactly as this
+// leaves its twin.
+func applyFairSharesFull(p *Placement, res *scheduler.Result) {
 	p.root.fair, p.root.weight = scheduler.Share{}, p.root.specWeight
 	for _, e := range p.poolList {
 		e.fair, e.weight = scheduler.Share{}, e.specWeight
@@ -87,11 +95,22 @@ func applyFairSharesFull(p *Placement, fs *FairShares) {
 	for _, e := range p.opList {
 		e.fair, e.weight = scheduler.Share{}, e.specWeight
 	}
-	for i := range fs.ents {
-		f := &fs.ents[i]
-		f.e.fair = f.fair
-		if f.weight > 0 {
-			f.e.weight = f.weight
+	for _, er := range res.Elements {
+		var e *element
+		switch er.Kind {
+		case scheduler.KindRoot:
+			e = p.root
+		case scheduler.KindPool:
+			e = p.pools[scheduler.PoolID(er.Name)]
+		case scheduler.KindOperation:
+			e = p.ops[scheduler.OperationID(er.Name)]
+		}
+		if e == nil {
+			continue
+		}
+		e.fair = er.FairShare.Total
+		if er.Weight > 0 {
+			e.weight = er.Weight
 		}
 	}
 	p.rekeyAll()
@@ -134,14 +153,13 @@ func (w twins) do(f func(p *Placement)) {
 	f(w.full)
 }
 
-// apply resolves res in both, runs between (on both), then applies.
+// apply resolves res in inc, runs between (on both), then applies res.
 func (w twins) apply(res *scheduler.Result, between func(p *Placement)) {
-	var inc, full FairShares
-	w.inc.ResolveFairShares(res, &inc)
-	w.full.ResolveFairShares(res, &full)
+	var fs FairShares
+	w.inc.ResolveFairShares(res, &fs)
 	w.do(between)
-	w.inc.ApplyFairShares(&inc)
-	applyFairSharesFull(w.full, &full)
+	w.inc.ApplyFairShares(&fs)
+	applyFairSharesFull(w.full, res)
 }
 
 // fatalf is what testing.T and rapid.T have in common for the twins.
@@ -310,6 +328,38 @@ func TestApplyFairSharesIncrementalProperty(t *testing.T) {
 			}
 			return uniform(float64(rapid.IntRange(0, 10).Draw(t, "fair")) / 10)
 		}
+		// genResult draws an update: every element maybe left out, maybe
+		// twice, with a fair share often kept from the last update, and
+		// maybe an unknown operation.
+		genResult := func() *scheduler.Result {
+			r := &scheduler.Result{}
+			add := func(kind scheduler.ElementKind, name string) {
+				if rapid.IntRange(0, 5).Draw(t, "leaveOut") == 0 {
+					return
+				}
+				times := 1
+				if rapid.IntRange(0, 9).Draw(t, "twice") == 0 {
+					times = 2
+				}
+				for range times {
+					fair := fairOf(name)
+					last[name] = fair
+					weight := []float64{0, -1, 1, 2, 0.5}[rapid.IntRange(0, 4).Draw(t, "weightKind")]
+					r.Elements = append(r.Elements, scheduler.ElementResult{Kind: kind, Name: name, Weight: weight, FairShare: scheduler.DetailedShare{Total: fair}})
+				}
+			}
+			add(scheduler.KindRoot, scheduler.RootID)
+			for _, s := range pools {
+				add(scheduler.KindPool, string(s.Name))
+			}
+			for _, id := range live {
+				add(scheduler.KindOperation, string(id))
+			}
+			if rapid.IntRange(0, 4).Draw(t, "unknown") == 0 {
+				add(scheduler.KindOperation, "unknown")
+			}
+			return r
+		}
 		for range rapid.IntRange(0, 5).Draw(t, "initialOps") {
 			w.do(newOp())
 		}
@@ -339,41 +389,35 @@ func TestApplyFairSharesIncrementalProperty(t *testing.T) {
 					w.do(newOp())
 				}
 			case 5, 6, 7:
-				r := &scheduler.Result{}
-				add := func(kind scheduler.ElementKind, name string) {
-					if rapid.IntRange(0, 5).Draw(t, "leaveOut") == 0 {
-						return
-					}
-					times := 1
-					if rapid.IntRange(0, 9).Draw(t, "twice") == 0 {
-						times = 2
-					}
-					for range times {
-						fair := fairOf(name)
-						last[name] = fair
-						weight := []float64{0, -1, 1, 2, 0.5}[rapid.IntRange(0, 4).Draw(t, "weightKind")]
-						r.Elements = append(r.Elements, scheduler.ElementResult{Kind: kind, Name: name, Weight: weight, FairShare: scheduler.DetailedShare{Total: fair}})
-					}
-				}
-				add(scheduler.KindRoot, scheduler.RootID)
-				for _, s := range pools {
-					add(scheduler.KindPool, string(s.Name))
-				}
-				for _, id := range live {
-					add(scheduler.KindOperation, string(id))
-				}
-				if rapid.IntRange(0, 4).Draw(t, "unknown") == 0 {
-					add(scheduler.KindOperation, "unknown")
-				}
-				// Sometimes operations come or go between the lookups and
-				// the apply (which then looks up again).
+				r := genResult()
+				// Sometimes operations come or go, a weight is updated or
+				// another update applied between the lookups and the apply
+				// (which then resolves again).
 				between := func(*Placement) {}
-				switch rapid.IntRange(0, 5).Draw(t, "between") {
+				switch rapid.IntRange(0, 7).Draw(t, "between") {
 				case 0:
 					between = newOp()
 				case 1:
 					if id, ok := pickOp("removeBetween"); ok {
 						between = removeOp(id)
+					}
+				case 2:
+					if id, ok := pickOp("updateBetween"); ok {
+						weight := float64(rapid.IntRange(0, 3).Draw(t, "weightBetween"))
+						between = func(p *Placement) {
+							if err := p.UpdateOperation(id, weight, scheduler.PartialResources{}); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				case 3:
+					other := genResult()
+					between = func(p *Placement) {
+						if p == w.full {
+							applyFairSharesFull(p, other)
+						} else {
+							p.SetFairShares(other)
+						}
 					}
 				}
 				w.apply(r, between)

@@ -24,13 +24,14 @@ type Placement struct {
 	running int
 	// scratch holds one enumeration buffer per tree depth for Schedule.
 	scratch [][]int32
-	// gen counts the changes of the pools and operations that pools and
-	// ops index (see ResolveFairShares).
+	// gen counts the changes that make a resolved FairShares stale: of the
+	// pools and operations that pools and ops index, and of their fair
+	// shares and weights (see ResolveFairShares).
 	gen uint64
-	// applied counts the ApplyFairShares calls; reheap lists the pools
-	// whose heaps the current one must rebuild.
-	applied uint64
-	reheap  []*element
+	// resolved counts the ResolveFairShares calls; reheap lists the pools
+	// whose heaps ApplyFairShares must rebuild.
+	resolved uint64
+	reheap   []*element
 
 	// tracking is set while an OperationsCopy follows the operations'
 	// changes: changedOps lists the operations changed since its last
