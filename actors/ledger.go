@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -39,7 +40,9 @@ type startedJob struct {
 // the online nodes and the latest fair-share result. Every method takes the
 // mutex for a short, non-blocking critical section.
 type Ledger struct {
-	tree  string
+	tree string
+	// now is Config.Now; it times how long the fair-share update holds mu.
+	now   func() time.Time
 	mu    sync.Mutex
 	p     *placement.Placement
 	ops   map[scheduler.OperationID]*ledgerOp
@@ -56,6 +59,7 @@ type Ledger struct {
 func newLedger(tree string, cfg *Config) *Ledger {
 	return &Ledger{
 		tree:  tree,
+		now:   cfg.Now,
 		p:     placement.New(),
 		ops:   map[scheduler.OperationID]*ledgerOp{},
 		nodes: map[scheduler.NodeID]scheduler.Node{},
@@ -272,31 +276,42 @@ func (l *Ledger) fitsSomeNode(res scheduler.Resources) (fits, known bool) {
 	return false, len(l.nodes) > 0
 }
 
-// snapshot returns the running operations' usage, appended to buf (the
-// caller's buffer from the previous update, reused), and the online nodes
-// sorted by id.
-func (l *Ledger) snapshot(buf []placement.OperationUsage) ([]placement.OperationUsage, []scheduler.Node) {
+// snapshot returns the running operations' usage, brought up to date in
+// the caller's copy (kept from one update to the next: under the mutex it
+// only collects the operations that changed since the last snapshot), the
+// online nodes sorted by id, and how long it held the mutex. The usage is
+// valid until the next snapshot with the same copy.
+func (l *Ledger) snapshot(usage *placement.OperationsCopy) ([]placement.OperationUsage, []scheduler.Node, time.Duration) {
 	l.mu.Lock()
-	ops := l.p.AppendOperations(buf[:0])
+	start := l.now()
+	l.p.CollectOperations(usage)
 	nodes := make([]scheduler.Node, 0, len(l.nodes))
 	for _, n := range l.nodes {
 		nodes = append(nodes, n)
 	}
+	held := l.now().Sub(start)
 	l.mu.Unlock()
-	// Sorted outside the lock: the placer waits for nothing but the copy.
+	// Merged and sorted outside the lock: the placer waits for nothing but
+	// the collection.
+	ops := usage.Operations()
 	slices.SortFunc(nodes, func(a, b scheduler.Node) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	return ops, nodes
+	return ops, nodes, held
 }
 
-// setResult publishes a fair-share result to the scheduling passes.
-func (l *Ledger) setResult(res *scheduler.Result) {
+// setResult publishes a fair-share result to the scheduling passes and
+// returns how long it held the mutex.
+func (l *Ledger) setResult(res *scheduler.Result) time.Duration {
 	starving := preemption.StarvingOperations(res) // outside the lock
-	// The lookups too: only the tree actor, which calls setResult, adds or
-	// removes the placement's pools and operations (addOperation,
-	// removeOperation, setTree); the scheduling passes only read them.
-	// ApplyFairShares looks up again if they changed meanwhile.
+	// The lookups and the comparisons with the current fair shares too:
+	// only the tree actor, which calls setResult, adds or removes the
+	// placement's pools and operations or sets their weights and fair
+	// shares (addOperation, removeOperation, setTree, updateOperation and
+	// setResult itself); the scheduling passes only read them.
+	// ApplyFairShares resolves again if they changed meanwhile, and under
+	// the mutex sets only the fair shares that changed.
 	l.p.ResolveFairShares(res, &l.fair)
 	l.mu.Lock()
+	start := l.now()
 	l.p.SetTotal(res.Total)
 	l.p.ApplyFairShares(&l.fair)
 	l.pre.starving = starving
@@ -304,7 +319,9 @@ func (l *Ledger) setResult(res *scheduler.Result) {
 	// Result while it holds the mutex, and the one it reads is recycled
 	// only by a later publish (see results.go).
 	l.results.publish(res)
+	held := l.now().Sub(start)
 	l.mu.Unlock()
+	return held
 }
 
 // runningRef is a running job with its attempt and node.

@@ -156,6 +156,8 @@ type updateDone struct {
 	ops   int
 	// took is how long the engine ran (by Config.Now).
 	took time.Duration
+	// snapshotLock is how long the snapshot held the ledger's mutex.
+	snapshotLock time.Duration
 }
 
 // poolResult carries one pool's record of an update whose starvation

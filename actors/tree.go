@@ -89,8 +89,9 @@ type treeActor struct {
 	deps   Deps
 	spec   TreeSpec
 	ledger *Ledger
-	// usageBuf is the ledger snapshot's buffer, reused by every update.
-	usageBuf []placement.OperationUsage
+	// usage is the ledger snapshot's copy of the operations' usage, brought
+	// up to date by every update.
+	usage placement.OperationsCopy
 	// opsBuf is the snapshot's operations, reused by every update: the
 	// engine reads a snapshot only while it updates (one update at a
 	// time, see updating), and its Result holds nothing of it but strings.
@@ -403,8 +404,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	if t.updating {
 		return
 	}
-	usage, nodes := t.ledger.snapshot(t.usageBuf)
-	t.usageBuf = usage // read only below, before the next tick
+	usage, nodes, held := t.ledger.snapshot(&t.usage) // read only below, before the next tick
 	snap := &scheduler.Snapshot{
 		Now:     t.cfg.Now(),
 		Cluster: scheduler.NewClusterFromNodes(nodes),
@@ -440,7 +440,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 	res := results.take()
 	now := t.cfg.Now
 	go func() {
-		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations)}
+		msg := &updateDone{nodes: len(nodes), ops: len(snap.Operations), snapshotLock: held}
 		start := now()
 		defer func() {
 			msg.took = now().Sub(start)
@@ -461,7 +461,7 @@ func (t *treeActor) tick(ctx actor.Context) {
 
 func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updating = false
-	t.stats.count(m.took, m.err)
+	t.stats.count(m.took, m.snapshotLock, m.err)
 	if m.err != nil {
 		// A failed (or panicked) update may leave the buffers half-written.
 		t.engine = &scheduler.Engine{}
@@ -474,7 +474,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	}
 	t.updates++
 	t.state = m.res.State
-	t.ledger.setResult(m.res)
+	t.stats.PublishLockSeconds += t.ledger.setResult(m.res).Seconds()
 	t.operationStarvation(m.res)
 	t.poolStarvation(m.res, func(pid *actor.PID, msg *poolResult) { ctx.Send(pid, msg) })
 	now := t.cfg.Now()

@@ -3,8 +3,9 @@ package actors
 import "time"
 
 // UpdateStats counts a tree's fair-share updates: how many ran, how many
-// failed, how long the engine took, and how many Results the updates
-// wrote into recycled memory rather than new (see results.go).
+// failed, how long the engine took, how long the updates held the ledger's
+// mutex (which the scheduling passes wait for), and how many Results the
+// updates wrote into recycled memory rather than new (see results.go).
 type UpdateStats struct {
 	// Updates and Failures count the completed and the failed updates
 	// since the tree actor started.
@@ -13,13 +14,19 @@ type UpdateStats struct {
 	// update's (both by Config.Now).
 	Seconds float64
 	Last    time.Duration
+	// SnapshotLockSeconds and PublishLockSeconds are the total time the
+	// Updates held the ledger's mutex (by Config.Now): to copy the
+	// operations' usage and the nodes for the update's snapshot, and to
+	// publish its result to the placement.
+	SnapshotLockSeconds, PublishLockSeconds float64
 	// RecycledResults and AllocatedResults count the Results the updates
 	// were given since the tree was created: recycled ones and new ones.
 	RecycledResults, AllocatedResults uint64
 }
 
-// count adds one update that took took and ended with err.
-func (s *UpdateStats) count(took time.Duration, err error) {
+// count adds one update whose engine took took, whose snapshot held the
+// ledger's mutex for snapshotLock, and that ended with err.
+func (s *UpdateStats) count(took, snapshotLock time.Duration, err error) {
 	if err != nil {
 		s.Failures++
 		return
@@ -27,4 +34,5 @@ func (s *UpdateStats) count(took time.Duration, err error) {
 	s.Updates++
 	s.Seconds += took.Seconds()
 	s.Last = took
+	s.SnapshotLockSeconds += snapshotLock.Seconds()
 }

@@ -72,6 +72,11 @@ type FairShareStats struct {
 	// the last update's.
 	MeanMs float64 `json:"mean_ms"`
 	LastMs float64 `json:"last_ms"`
+	// SnapshotLockMs and PublishLockMs are the mean time per update that
+	// it held the ledger's mutex, which heartbeats' scheduling passes
+	// wait for: to copy the snapshot, and to publish the result.
+	SnapshotLockMs float64 `json:"snapshot_lock_ms"`
+	PublishLockMs  float64 `json:"publish_lock_ms"`
 	// RecycledResults and AllocatedResults count the Results the window's
 	// updates wrote into: recycled memory or new.
 	RecycledResults  uint64 `json:"recycled_results"`
@@ -248,6 +253,8 @@ func (r *Report) String() string {
 	if f := r.FairShare; f != nil {
 		row("fair-share updates", "%d in the window (%d failed): engine %s mean, %s last; Results %d recycled, %d allocated",
 			f.Updates, f.Failures, ms(f.MeanMs), ms(f.LastMs), f.RecycledResults, f.AllocatedResults)
+		row("  ledger lock", "%s mean per update: %s snapshot + %s publish",
+			ms(f.SnapshotLockMs+f.PublishLockMs), ms(f.SnapshotLockMs), ms(f.PublishLockMs))
 	}
 	p := r.Process
 	row("process", "%.1f CPU s in the window = %.2f of %d cores; max RSS %.0f MiB, heap %.0f MiB, %d goroutines",

@@ -644,6 +644,8 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 			RecycledResults: b.RecycledResults - a.RecycledResults, AllocatedResults: b.AllocatedResults - a.AllocatedResults}
 		if f.Updates > 0 {
 			f.MeanMs = (b.Seconds - a.Seconds) * 1000 / float64(f.Updates)
+			f.SnapshotLockMs = (b.SnapshotLockSeconds - a.SnapshotLockSeconds) * 1000 / float64(f.Updates)
+			f.PublishLockMs = (b.PublishLockSeconds - a.PublishLockSeconds) * 1000 / float64(f.Updates)
 		}
 		rep.FairShare = f
 	}

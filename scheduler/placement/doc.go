@@ -44,7 +44,9 @@
 // subtree is skipped, so a heartbeat from a full node costs O(1). A job
 // start or finish updates the usage, keys and heap positions along the
 // operation's ancestor path, O(depth·log n). SetFairShares, SetTotal and
-// SetPools are O(n).
+// SetPools are O(n); SetFairShares only compares the elements whose fair
+// share and weight did not change, and rebuilds only the heaps of the
+// pools with a child whose did.
 //
 // # Fixed point
 //

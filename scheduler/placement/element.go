@@ -28,6 +28,13 @@ type element struct {
 
 	// fair is the fair share of the last SetFairShares.
 	fair scheduler.Share
+	// resolved is the Placement's resolved counter when ResolveFairShares
+	// last found the element in an update, at index ent of its entries.
+	resolved uint64
+	ent      int
+	// needsHeapify is set while the element is on the Placement's reheap
+	// list.
+	needsHeapify bool
 	// sat and dom are the cached heap key: local satisfaction and dominant
 	// usage share.
 	sat, dom float64
@@ -50,6 +57,8 @@ type element struct {
 
 	// op is set for operations.
 	op *operation
+	// changed is set while the operation is on the Placement's changedOps.
+	changed bool
 }
 
 // room is what the element's own limits still allow.

@@ -103,6 +103,7 @@ func (p *Placement) RemoveOperation(id scheduler.OperationID) {
 		return
 	}
 	p.detach(e)
+	p.noteRemoved(e)
 	p.running -= len(e.op.running)
 	delete(p.ops, id)
 	p.gen++

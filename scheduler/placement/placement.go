@@ -24,9 +24,23 @@ type Placement struct {
 	running int
 	// scratch holds one enumeration buffer per tree depth for Schedule.
 	scratch [][]int32
-	// gen counts the changes of the pools and operations that pools and
-	// ops index (see ResolveFairShares).
+	// gen counts the changes that make a resolved FairShares stale: of the
+	// pools and operations that pools and ops index, and of their fair
+	// shares and weights (see ResolveFairShares).
 	gen uint64
+	// resolved counts the ResolveFairShares calls; reheap lists the pools
+	// whose heaps ApplyFairShares must rebuild.
+	resolved uint64
+	reheap   []*element
+
+	// tracking is set while an OperationsCopy follows the operations'
+	// changes: changedOps lists the operations changed since its last
+	// collect (flagged changed), removedOps the ones removed. opSync
+	// counts the collects.
+	tracking   bool
+	opSync     uint64
+	changedOps []*element
+	removedOps []opKey
 }
 
 // New returns an empty Placement: only the root pool, a zero cluster total

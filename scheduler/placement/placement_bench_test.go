@@ -2,7 +2,9 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -153,5 +155,112 @@ func BenchmarkSetFairShares(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p.SetFairShares(res)
+	}
+}
+
+// BenchmarkApplyFairShares: a fair-share update with 100,000 operations
+// in 10,000 pools, some of them running jobs, alternating between two
+// updates that differ in no element, in 1% of the operations, or in every
+// element. ns/op is ResolveFairShares (the lookups and comparisons, before
+// the ledger's lock) plus ApplyFairShares; apply-ns/op is ApplyFairShares
+// alone (under the lock).
+func BenchmarkApplyFairShares(b *testing.B) {
+	p := benchPlacement(b, 10000, 100000, 8)
+	for range 20000 {
+		p.Schedule("warm", res(4, 16, 64), 4)
+	}
+	base := benchResult(p)
+	for _, tc := range []struct {
+		name    string
+		changed func(i int) bool // whether operation i's fair share differs
+		pools   bool             // whether every pool's differs too
+	}{
+		{"none", func(int) bool { return false }, false},
+		{"1%", func(i int) bool { return i%100 == 0 }, false},
+		{"all", func(int) bool { return true }, true},
+	} {
+		other := &scheduler.Result{Elements: slices.Clone(base.Elements)}
+		for i := range other.Elements {
+			e := &other.Elements[i]
+			op := e.Kind == scheduler.KindOperation
+			if op && tc.changed(i-1-len(p.poolList)) || !op && tc.pools {
+				e.FairShare.Total = e.FairShare.Total.Scale(1.5)
+			}
+		}
+		results := [2]*scheduler.Result{base, other}
+		b.Run("changed="+tc.name, func(b *testing.B) {
+			var fs FairShares
+			p.SetFairShares(base)
+			var apply time.Duration
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				p.ResolveFairShares(results[(i+1)%2], &fs)
+				start := time.Now()
+				p.ApplyFairShares(&fs)
+				apply += time.Since(start)
+			}
+			b.ReportMetric(float64(apply.Nanoseconds())/float64(b.N), "apply-ns/op")
+		})
+	}
+}
+
+// BenchmarkOperationsSnapshot: the operations' usage for a fair-share
+// update's snapshot with 100,000 operations in 10,000 pools and about
+// 40,000 running jobs, after a round of 1,000 heartbeats that each start
+// up to 4 jobs and end as many of the oldest (off the clock):
+// AppendOperations copies every operation, CollectOperations (what runs
+// under the ledger's lock) only the changed ones, and Operations merges
+// them into the copy (after the lock).
+func BenchmarkOperationsSnapshot(b *testing.B) {
+	p := benchPlacement(b, 10000, 100000, 8)
+	var running []JobKey
+	for range 10000 {
+		for _, a := range p.Schedule("warm", res(4, 16, 64), 4) {
+			running = append(running, a.Job)
+		}
+	}
+	buf := make([]Assignment, 0, 4)
+	heartbeats := func() {
+		for range 1000 {
+			buf = p.ScheduleAppend(buf[:0], "n", res(4, 16, 64), 4)
+			for _, a := range buf {
+				running = append(running, a.Job)
+			}
+			for _, k := range running[:len(buf)] {
+				p.JobFinished(k, true)
+			}
+			running = append(running[:0], running[len(buf):]...)
+		}
+	}
+	b.Run("AppendOperations", func(b *testing.B) {
+		var ops []OperationUsage
+		for b.Loop() {
+			b.StopTimer()
+			heartbeats()
+			b.StartTimer()
+			ops = p.AppendOperations(ops[:0])
+		}
+	})
+	for _, merge := range []bool{false, true} {
+		name := "CollectOperations"
+		if merge {
+			name += "+Operations"
+		}
+		b.Run(name, func(b *testing.B) {
+			var c OperationsCopy
+			p.CollectOperations(&c)
+			c.Operations()
+			for b.Loop() {
+				b.StopTimer()
+				heartbeats()
+				b.StartTimer()
+				p.CollectOperations(&c)
+				if !merge {
+					b.StopTimer()
+				}
+				c.Operations()
+				b.StartTimer()
+			}
+		})
 	}
 }

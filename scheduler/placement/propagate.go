@@ -4,8 +4,10 @@ package placement
 // jobs, minPending or candidacy changed (the callers have already added the
 // usage and pending deltas along the path): every key on the path is
 // recomputed, heap positions fixed, candidates entered or removed, and the
-// pools' minPending maintained incrementally. O(depth·log n).
+// pools' minPending maintained incrementally; e is an operation, and
+// noted as changed for the OperationsCopy. O(depth·log n).
 func (p *Placement) refresh(e *element) {
+	p.noteChanged(e)
 	for c := e; c.parent != nil; c = c.parent {
 		par := c.parent
 		c.computeKey(&p.inv)

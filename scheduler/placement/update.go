@@ -24,6 +24,7 @@ func (p *Placement) UpdateOperation(id scheduler.OperationID, weight float64, li
 	}
 	e.specWeight, e.weight = weight, weight
 	e.limit, e.limited = limitVec(limits), !limits.IsEmpty()
+	p.gen++ // a resolved FairShares compared the old weight
 	p.refresh(e)
 	return nil
 }
