@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -142,7 +143,9 @@ func (t *treeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		t.start(ctx)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
+		// A restarted actor is a new treeActor whose timer has a new
+		// generation: the old one's tick, if in flight, is ignored.
 		if t.cancel != nil {
 			t.cancel()
 		}
@@ -226,9 +229,15 @@ func (t *treeActor) startTimer(ctx actor.Context) {
 	if t.cancel != nil {
 		t.cancel()
 	}
-	t.tickGen++
+	t.tickGen = tickGens.Add(1)
 	t.scheduleTick(ctx, 0)
 }
+
+// tickGens numbers the tree actors' timers: unique in the process, so that
+// neither a replaced timer's tick nor one of an actor's earlier
+// incarnation (a supervision restart starts from a fresh treeActor) is
+// taken for the current timer's.
+var tickGens atomic.Uint64
 
 // scheduleTick sends the current generation's next tick after delay,
 // from the actor system's root context (the timer fires on its own
