@@ -51,7 +51,10 @@ type operationActor struct {
 	maxFailed                  int64
 	err                        *pb.Error
 
-	acked       bool
+	acked bool
+	// submitReply answers the submitter once the operation is stored; nil
+	// after (it holds the request's reply subject for as long as it is
+	// kept).
 	submitReply func(*pb.StartOperationResponse, *pb.Error)
 	persisting  bool
 	dirty       bool
@@ -291,18 +294,26 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		ack(m.err)
 	}
 	if !o.acked {
+		// The submitter is answered once: a write that ends after a failed
+		// first one (a job's end persisted before the poison pill) finds
+		// reply nil.
+		reply := o.submitReply
+		if reply == nil {
+			reply = func(*pb.StartOperationResponse, *pb.Error) {}
+		}
+		o.submitReply = nil
 		if m.err != nil {
 			// Not acknowledged, so nothing is lost: undo the admission.
 			for _, t := range o.trees {
 				ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
 			}
-			o.submitReply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s could not be stored: %v", o.id, m.err))
+			reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s could not be stored: %v", o.id, m.err))
 			o.state = pb.OperationState_OPERATION_STATE_FAILED
 			o.retire(ctx)
 			return
 		}
 		o.acked = true
-		o.submitReply(&pb.StartOperationResponse{OperationId: o.id}, nil)
+		reply(&pb.StartOperationResponse{OperationId: o.id}, nil)
 		o.notifyRoot(ctx)
 	} else if m.err != nil {
 		o.cfg.Logger.Warn("persist operation", "operation", o.id, "err", m.err)

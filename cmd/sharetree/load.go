@@ -29,9 +29,9 @@ var errTargetsMissed = errors.New("load: targets not met")
 func newLoadCmd() *cobra.Command {
 	cfg := loadgen.DefaultConfig()
 	var (
-		nodeRes, jobRes, output, cpuProfile, memProfile, traceFile, logLevel string
-		check, serve, serverProcess                                          bool
-		port                                                                 int
+		nodeRes, jobRes, output, cpuProfile, memProfile, heapProfile, traceFile, logLevel string
+		check, serve, serverProcess                                                       bool
+		port                                                                              int
 	)
 	cmd := &cobra.Command{
 		Use:   "load",
@@ -46,7 +46,7 @@ func newLoadCmd() *cobra.Command {
 			"--nats-url it targets a running scheduler: its tree must hold those pools (or use --pools 0).\n\n" +
 			"--server-process runs that scheduler in a child process (this command with --serve) so that the generator\n" +
 			"does not share the scheduler's Go runtime; the report then shows the two processes' CPU apart, and\n" +
-			"--cpuprofile, --memprofile and --trace profile the scheduler process over its whole life.",
+			"--cpuprofile, --memprofile, --heapprofile and --trace profile the scheduler process over its whole life.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput("load", output); err != nil {
@@ -81,7 +81,7 @@ func newLoadCmd() *cobra.Command {
 				}
 				defer child.stop()
 				cfg.NATSURL, cfg.ServerPID = child.url, child.cmd.Process.Pid
-				cpuProfile, memProfile, traceFile = "", "", "" // the child's
+				cpuProfile, memProfile, heapProfile, traceFile = "", "", "", "" // the child's
 			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
@@ -98,6 +98,14 @@ func newLoadCmd() *cobra.Command {
 				}
 				defer f.Close()
 				cfg.MemProfile = f
+			}
+			if heapProfile != "" {
+				f, err := os.Create(heapProfile)
+				if err != nil {
+					return fmt.Errorf("--heapprofile: %w", err)
+				}
+				defer f.Close()
+				cfg.HeapProfile = f
 			}
 			if traceFile != "" {
 				f, err := os.Create(traceFile)
@@ -160,7 +168,8 @@ func newLoadCmd() *cobra.Command {
 	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
 	f.StringVar(&traceFile, "trace", "", "write a runtime execution trace (go tool trace) of the measured window to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured window (scheduler included when embedded) to this file")
-	f.StringVar(&memProfile, "memprofile", "", "write the allocation profile (go tool pprof -sample_index=alloc_space; since the process started) at the end of the window to this file")
+	f.StringVar(&memProfile, "memprofile", "", "write the allocation profile (go tool pprof -sample_index=alloc_space; since the process started) at the end of the window to this file; its inuse figures are as of the last garbage collection")
+	f.StringVar(&heapProfile, "heapprofile", "", "write the in-use heap profile (go tool pprof -sample_index=inuse_space) at the end of the window to this file, after a garbage collection run once the window's figures are taken")
 	f.StringVarP(&output, "output", "o", "table", "output format: json or table")
 	f.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
 	return cmd
@@ -268,7 +277,8 @@ func (s *serverChild) stop() {
 
 // serveLoad is `load --serve`: the scheduler alone, profiled over its whole
 // life into cfg.CPUProfile, cfg.MemProfile and cfg.Trace (opened by the
-// caller) when set, until ctx ends or stdin closes (the parent's end).
+// caller) when set, until ctx ends or stdin closes (the parent's end);
+// loadgen.Serve writes cfg.HeapProfile then, before the scheduler stops.
 func serveLoad(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config, port int) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -118,6 +118,12 @@ type Config struct {
 	// ("allocs", since the process started: the submission, the warmup and
 	// the window) at the end of the window.
 	MemProfile io.Writer
+	// HeapProfile, when set, receives the pprof in-use heap profile ("heap",
+	// go tool pprof -sample_index=inuse_space) of what is live at the end
+	// of the window: a garbage collection runs first, after the window's
+	// figures are taken, so that the profile is exact rather than as of the
+	// last collection.
+	HeapProfile io.Writer
 	// Trace, when set, receives a runtime execution trace (go tool trace) of
 	// the measured window: scheduling latency, GC pauses and blocking.
 	Trace io.Writer

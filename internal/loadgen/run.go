@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	r.starts = make([]atomic.Uint64, int((cfg.Warmup+cfg.Duration+cfg.HeartbeatTimeout)/bucket)+2)
 	log.Info("agents starting", "agents", cfg.Agents, "connections", len(shards), "warmup", cfg.Warmup, "duration", cfg.Duration)
 
-	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, trace: cfg.Trace, updates: updates}
+	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, heapProfile: cfg.HeapProfile, trace: cfg.Trace, updates: updates}
 	smpDone := make(chan struct{})
 	go func() { defer close(smpDone); smp.run(ctx) }()
 	var wg sync.WaitGroup
@@ -271,7 +271,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 // period; DataDir or a temporary directory) with its NATS server on port
 // (-1: any free port) until ctx ends, for a Run in another process
 // (NATSURL, ServerPID) whose generator then does not share this process's
-// CPU and Go runtime. ready receives the NATS URL once it serves.
+// CPU and Go runtime. ready receives the NATS URL once it serves. When ctx
+// ends, cfg.HeapProfile (when set) receives the in-use heap, before the
+// scheduler stops.
 func Serve(ctx context.Context, cfg Config, port int, ready func(url string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -284,6 +286,11 @@ func Serve(ctx context.Context, cfg Config, port int, ready func(url string)) er
 	ready(srv.URL())
 	select {
 	case <-ctx.Done():
+		if cfg.HeapProfile != nil {
+			if err := writeHeapProfile(cfg.HeapProfile); err != nil {
+				return fmt.Errorf("%w: heap profile: %w", ErrRun, err)
+			}
+		}
 		return nil
 	case err := <-srv.Fatal():
 		return fmt.Errorf("%w: scheduler: %w", ErrRun, err)
@@ -395,7 +402,10 @@ type sampler struct {
 	r          *runner
 	profile    io.Writer
 	memProfile io.Writer
-	trace      io.Writer
+	// heapProfile receives the in-use heap after a forced collection, once
+	// the window's figures are taken.
+	heapProfile io.Writer
+	trace       io.Writer
 
 	running        []int64 // per bucket since t0; -1 where a tick was missed
 	cpu0, cpu1     time.Duration
@@ -512,6 +522,18 @@ func (s *sampler) stopWindow() {
 	runtime.ReadMemStats(&s.mem1)
 	s.heapMiB = float64(s.mem1.HeapInuse) / (1 << 20)
 	s.goroutines = runtime.NumGoroutine()
+	if s.heapProfile != nil {
+		if err := writeHeapProfile(s.heapProfile); err != nil && s.err == nil {
+			s.err = fmt.Errorf("heap profile: %w", err)
+		}
+	}
+}
+
+// writeHeapProfile collects the garbage, then writes the in-use heap
+// profile: exactly what is live now, not what was at the last collection.
+func writeHeapProfile(w io.Writer) error {
+	runtime.GC()
+	return pprof.Lookup("heap").WriteTo(w, 0)
 }
 
 // cpuTime is this process's user + system CPU time.
