@@ -261,20 +261,7 @@ func TestApplyFairSharesMatchesFullRecompute(t *testing.T) {
 // recomputes every key and heap, and both start the same jobs.
 func TestApplyFairSharesIncrementalProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var pools []PoolSpec
-		var fairPools []scheduler.PoolID
-		for i := range rapid.IntRange(0, 6).Draw(t, "pools") {
-			s := PoolSpec{Name: scheduler.PoolID(fmt.Sprintf("p%d", i)), ResourceLimits: genLimits(t, "poolLimits")}
-			if len(fairPools) > 0 && rapid.Bool().Draw(t, "nested") {
-				s.Parent = fairPools[rapid.IntRange(0, len(fairPools)-1).Draw(t, "parent")]
-			}
-			if rapid.IntRange(0, 3).Draw(t, "fifo") == 0 {
-				s.Mode = scheduler.ModeFIFO
-			} else {
-				fairPools = append(fairPools, s.Name)
-			}
-			pools = append(pools, s)
-		}
+		pools := genPools(t, 6)
 		w := twins{New(), New()}
 		w.do(func(p *Placement) {
 			p.SetTotal(res(20, 40, 100))

@@ -105,6 +105,27 @@ func genLimits(t *rapid.T, label string) scheduler.PartialResources {
 	return l
 }
 
+// genPools draws a tree of at most maxPools pools (p0, p1, …): each a
+// child of the root or of an earlier fair_share pool, a quarter of them
+// fifo, with random limits.
+func genPools(t *rapid.T, maxPools int) []PoolSpec {
+	var pools []PoolSpec
+	var fairPools []scheduler.PoolID
+	for i := range rapid.IntRange(0, maxPools).Draw(t, "pools") {
+		s := PoolSpec{Name: scheduler.PoolID(fmt.Sprintf("p%d", i)), ResourceLimits: genLimits(t, "poolLimits")}
+		if len(fairPools) > 0 && rapid.Bool().Draw(t, "nested") {
+			s.Parent = fairPools[rapid.IntRange(0, len(fairPools)-1).Draw(t, "parent")]
+		}
+		if rapid.IntRange(0, 3).Draw(t, "fifo") == 0 {
+			s.Mode = scheduler.ModeFIFO
+		} else {
+			fairPools = append(fairPools, s.Name)
+		}
+		pools = append(pools, s)
+	}
+	return pools
+}
+
 func genJob(t *rapid.T, label string) scheduler.Resources {
 	return res(float64(rapid.IntRange(0, 2).Draw(t, label+"_slots")),
 		float64(rapid.IntRange(0, 400).Draw(t, label+"_cpu"))/100,
@@ -128,20 +149,7 @@ func genOp(t *rapid.T, m *model, n int) OperationSpec {
 func TestPlacementProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := &model{byName: map[scheduler.PoolID]*PoolSpec{}, ops: map[scheduler.OperationID]*modelOp{}}
-		nPools := rapid.IntRange(0, 7).Draw(t, "pools")
-		var fairPools []scheduler.PoolID
-		for i := range nPools {
-			s := PoolSpec{Name: scheduler.PoolID(fmt.Sprintf("p%d", i)), ResourceLimits: genLimits(t, "poolLimits")}
-			if len(fairPools) > 0 && rapid.Bool().Draw(t, "nested") {
-				s.Parent = fairPools[rapid.IntRange(0, len(fairPools)-1).Draw(t, "parent")]
-			}
-			if rapid.IntRange(0, 3).Draw(t, "fifo") == 0 {
-				s.Mode = scheduler.ModeFIFO
-			} else {
-				fairPools = append(fairPools, s.Name)
-			}
-			m.pools = append(m.pools, s)
-		}
+		m.pools = genPools(t, 7)
 		rebuildIndex := func() {
 			m.byName = map[scheduler.PoolID]*PoolSpec{}
 			for i := range m.pools {
