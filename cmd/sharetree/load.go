@@ -83,37 +83,26 @@ func newLoadCmd() *cobra.Command {
 				cfg.NATSURL, cfg.ServerPID = child.url, child.cmd.Process.Pid
 				cpuProfile, memProfile, heapProfile, traceFile = "", "", "", "" // the child's
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
+			// Each profile goes to a file created now (closed when the
+			// command returns).
+			for _, out := range []struct {
+				flag, path string
+				dst        *io.Writer
+			}{
+				{"cpuprofile", cpuProfile, &cfg.CPUProfile},
+				{"memprofile", memProfile, &cfg.MemProfile},
+				{"heapprofile", heapProfile, &cfg.HeapProfile},
+				{"trace", traceFile, &cfg.Trace},
+			} {
+				if out.path == "" {
+					continue
+				}
+				f, err := os.Create(out.path)
 				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
+					return fmt.Errorf("--%s: %w", out.flag, err)
 				}
 				defer f.Close()
-				cfg.CPUProfile = f
-			}
-			if memProfile != "" {
-				f, err := os.Create(memProfile)
-				if err != nil {
-					return fmt.Errorf("--memprofile: %w", err)
-				}
-				defer f.Close()
-				cfg.MemProfile = f
-			}
-			if heapProfile != "" {
-				f, err := os.Create(heapProfile)
-				if err != nil {
-					return fmt.Errorf("--heapprofile: %w", err)
-				}
-				defer f.Close()
-				cfg.HeapProfile = f
-			}
-			if traceFile != "" {
-				f, err := os.Create(traceFile)
-				if err != nil {
-					return fmt.Errorf("--trace: %w", err)
-				}
-				defer f.Close()
-				cfg.Trace = f
+				*out.dst = f
 			}
 			if serve {
 				return serveLoad(ctx, cmd, cfg, port)
