@@ -162,8 +162,7 @@ func benchmarkUpdateInto(b *testing.B, changed bool) {
 func BenchmarkUpdatePhases(b *testing.B) {
 	snap, prev := genSnapshot(benchParams(10000, 100000))
 	prev.LastUpdate = snap.Now.Add(-time.Second)
-	names := []string{"build", "previous", "guarantees", "integral+weights", "burst", "relaxed", "functions", "distribute", "report"}
-	sums := make([]time.Duration, len(names))
+	sums := make([]time.Duration, len(phaseNames))
 	var en Engine
 	if _, err := en.Update(snap, prev); err != nil {
 		b.Fatalf("Update: %v", err)
@@ -171,48 +170,87 @@ func BenchmarkUpdatePhases(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		t := &en.t
-		k, last := 0, time.Now()
-		lap := func() {
-			now := time.Now()
-			sums[k] += now.Sub(last)
-			k, last = k+1, now
-		}
-		if err := t.build(snap); err != nil {
-			b.Fatalf("build: %v", err)
-		}
-		lap()
-		t.loadPrevious(prev)
-		lap()
-		t.inferStrongGuarantees()
-		lap()
-		burst, relaxed := t.integralLists()
-		integral := append(append([]int(nil), burst...), relaxed...)
-		for _, i := range integral {
-			e := &t.el[i]
-			ps := prev.Pools[PoolID(t.names[i])]
-			t.vol(e).volume = ps.AccumulatedVolume
-			t.data(e).lastShareRatio = ps.LastIntegralShareRatio
-		}
-		t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
-		alerts := t.adjustGuarantees(burst)
-		t.computeWeights()
-		t.computeScales()
-		lap()
-		t.grantBurst(burst)
-		lap()
-		t.grantRelaxed(relaxed)
-		lap()
-		t.prepare(0)
-		lap()
-		t.distribute(0, 1)
-		t.limitedDemands()
-		lap()
-		t.report(new(Result), false, snap, prev, alerts)
-		lap()
+		updateInPhases(b, &en.t, new(Result), false, snap, prev, sums)
 	}
 	b.StopTimer()
-	for i, n := range names {
+	reportPhases(b, sums)
+}
+
+// BenchmarkUpdatePhasesChurn is BenchmarkUpdatePhases with the changes of
+// BenchmarkUpdateIntoChurn's "churn=1%,starts=0.1%" between updates
+// (outside the timer), each update written into a reused Result as
+// UpdateInto writes it: where the time of a busy cluster's update goes
+// (its build is reshape's, see reshape.go).
+func BenchmarkUpdatePhasesChurn(b *testing.B) {
+	snap, prev := genSnapshot(benchParams(10000, 100000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, 0.001)
+	sums := make([]time.Duration, len(phaseNames))
+	var en Engine
+	var res Result
+	for k := range 2 { // (see BenchmarkUpdateIntoChurn)
+		if k > 0 {
+			change()
+		}
+		if err := en.UpdateInto(&res, snap, prev); err != nil {
+			b.Fatalf("UpdateInto: %v", err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		change()
+		b.StartTimer()
+		updateInPhases(b, &en.t, &res, true, snap, prev, sums)
+	}
+	b.StopTimer()
+	reportPhases(b, sums)
+}
+
+// phaseNames names the steps updateInPhases times.
+var phaseNames = []string{"build", "previous", "guarantees", "integral+weights", "burst", "relaxed", "functions", "distribute", "report"}
+
+// updateInPhases runs one update of snap by t into res as tree.run does,
+// adding the time of each step (see phaseNames) to sums.
+func updateInPhases(b *testing.B, t *tree, res *Result, reuse bool, snap *Snapshot, prev *State, sums []time.Duration) {
+	k, last := 0, time.Now()
+	lap := func() {
+		now := time.Now()
+		sums[k] += now.Sub(last)
+		k, last = k+1, now
+	}
+	if err := t.build(snap); err != nil {
+		b.Fatalf("build: %v", err)
+	}
+	lap()
+	t.loadPrevious(prev)
+	lap()
+	t.inferStrongGuarantees()
+	lap()
+	burst, relaxed := t.integralLists()
+	integral := t.loadIntegral(prev, burst, relaxed)
+	t.updateVolumes(integral, snap.Now.Sub(prev.LastUpdate).Seconds())
+	alerts := t.adjustGuarantees(burst)
+	t.computeWeights()
+	t.computeScales()
+	lap()
+	t.grantBurst(burst)
+	lap()
+	t.grantRelaxed(relaxed)
+	lap()
+	t.prepare(0)
+	lap()
+	t.distribute(0, 1)
+	t.limitedDemands()
+	lap()
+	t.report(res, reuse, snap, prev, alerts)
+	lap()
+}
+
+// reportPhases reports the steps' mean times in milliseconds per update.
+func reportPhases(b *testing.B, sums []time.Duration) {
+	for i, n := range phaseNames {
 		b.ReportMetric(float64(sums[i].Nanoseconds())/1e6/float64(b.N), n+"-ms")
 	}
 }
@@ -248,42 +286,7 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 			b.Run(fmt.Sprintf("pools=%d,ops=%d/%s", size.pools, size.ops, c.name), func(b *testing.B) {
 				snap, prev := genSnapshot(benchParams(size.pools, size.ops))
 				prev.LastUpdate = snap.Now.Add(-time.Second)
-				rng := rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6)))
-				started := 0
-				change := func() {
-					ops := snap.Operations
-					for range int(float64(len(ops)) * c.churn) {
-						o := &ops[rng.IntN(len(ops))]
-						if o.Usage.IsZero() {
-							o.Demand = o.Demand.Scale(0.5 + rng.Float64()).Round()
-						} else {
-							o.Usage = o.Demand.Scale(0.1 + 0.9*rng.Float64()).Round()
-						}
-					}
-					n := int(float64(len(ops)) * c.starts)
-					if n == 0 {
-						return
-					}
-					finished := make(map[int]bool, n)
-					for len(finished) < n {
-						finished[rng.IntN(len(ops))] = true
-					}
-					kept := ops[:0]
-					for i := range ops {
-						if !finished[i] {
-							kept = append(kept, ops[i])
-						}
-					}
-					for range n {
-						o := kept[rng.IntN(len(kept))]
-						started++
-						o.ID = OperationID(fmt.Sprintf("started%07d", started))
-						o.Pool = snap.Pools[rng.IntN(len(snap.Pools))].Name
-						o.Usage, o.Jobs, o.StartTime = Resources{}, nil, snap.Now
-						kept = append(kept, o)
-					}
-					snap.Operations = kept
-				}
+				change := churner(snap, rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6))), c.churn, c.starts)
 				var en Engine
 				var res Result
 				// The first update builds the tree, the second is the
@@ -317,5 +320,48 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 			})
 		}
+	}
+}
+
+// churner returns a function that changes snap as BenchmarkUpdateIntoChurn
+// describes: a fraction churn of the operations change their demand (idle
+// ones) or usage (busy ones), and a fraction starts finish (anywhere in
+// the list) while as many new idle ones start (at the end, in random
+// pools).
+func churner(snap *Snapshot, rng *rand.Rand, churn, starts float64) func() {
+	started := 0
+	return func() {
+		ops := snap.Operations
+		for range int(float64(len(ops)) * churn) {
+			o := &ops[rng.IntN(len(ops))]
+			if o.Usage.IsZero() {
+				o.Demand = o.Demand.Scale(0.5 + rng.Float64()).Round()
+			} else {
+				o.Usage = o.Demand.Scale(0.1 + 0.9*rng.Float64()).Round()
+			}
+		}
+		n := int(float64(len(ops)) * starts)
+		if n == 0 {
+			return
+		}
+		finished := make(map[int]bool, n)
+		for len(finished) < n {
+			finished[rng.IntN(len(ops))] = true
+		}
+		kept := ops[:0]
+		for i := range ops {
+			if !finished[i] {
+				kept = append(kept, ops[i])
+			}
+		}
+		for range n {
+			o := kept[rng.IntN(len(kept))]
+			started++
+			o.ID = OperationID(fmt.Sprintf("started%07d", started))
+			o.Pool = snap.Pools[rng.IntN(len(snap.Pools))].Name
+			o.Usage, o.Jobs, o.StartTime = Resources{}, nil, snap.Now
+			kept = append(kept, o)
+		}
+		snap.Operations = kept
 	}
 }

@@ -45,13 +45,7 @@ func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	t.loadPrevious(prev)
 	t.inferStrongGuarantees()
 	burst, relaxed := t.integralLists()
-	integral := append(append([]int(nil), burst...), relaxed...)
-	for _, i := range integral {
-		e := &t.el[i]
-		ps := prev.Pools[PoolID(t.names[i])]
-		t.vol(e).volume = ps.AccumulatedVolume
-		t.data(e).lastShareRatio = ps.LastIntegralShareRatio
-	}
+	integral := t.loadIntegral(prev, burst, relaxed)
 	if !prev.LastUpdate.IsZero() {
 		dt := snap.Now.Sub(prev.LastUpdate).Seconds()
 		t.updateVolumes(integral, dt)
@@ -66,6 +60,19 @@ func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	t.limitedDemands()
 	t.report(res, reuse, snap, prev, alerts)
 	return nil
+}
+
+// loadIntegral lists the burst and then the relaxed pools, each with the
+// volume and last share ratio the previous state gives it.
+func (t *tree) loadIntegral(prev *State, burst, relaxed []int) []int {
+	integral := append(append([]int(nil), burst...), relaxed...)
+	for _, i := range integral {
+		e := &t.el[i]
+		ps := prev.Pools[PoolID(t.names[i])]
+		t.vol(e).volume = ps.AccumulatedVolume
+		t.data(e).lastShareRatio = ps.LastIntegralShareRatio
+	}
+	return integral
 }
 
 // report builds the Result in one pre-order pass: the detailed split of each
