@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -204,10 +205,7 @@ func TestIntegralVolumeChangeKeepsChildrensSums(t *testing.T) {
 	kept := 0
 	for k, v := range []float64{0, 50, 5000, 123.5} {
 		pv := *prev
-		pv.Pools = make(map[PoolID]PoolState, len(prev.Pools))
-		for id, ps := range prev.Pools {
-			pv.Pools[id] = ps
-		}
+		pv.Pools = maps.Clone(prev.Pools)
 		ps := pv.Pools[name]
 		ps.AccumulatedVolume[CPU] = v
 		pv.Pools[name] = ps
