@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,11 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
+
+// errNotStored fails the changes that waited for an operation's write when
+// its first write failed: the operation was never acknowledged, its
+// admission is undone, and nothing of it is written.
+var errNotStored = errors.New("actors: the operation was never stored (its first write failed) and is undone")
 
 // opTree is an operation's place in one tree.
 type opTree struct {
@@ -60,6 +66,11 @@ type operationActor struct {
 	dirty       bool
 	// retired: the final status went to the root, which poisons the actor.
 	retired bool
+	// undone: the first write failed, so the operation was never
+	// acknowledged; its admission is undone and nothing of it is written
+	// after (a later write would store an operation its submitter was told
+	// does not exist).
+	undone bool
 	// waitAcks are called once a write that includes their change is
 	// stored; writeAcks belong to the write in flight.
 	waitAcks, writeAcks []func(error)
@@ -271,6 +282,10 @@ func (o *operationActor) retire(ctx actor.Context) {
 // persist writes the status in a goroutine; one write at a time, the latest
 // status wins.
 func (o *operationActor) persist(ctx actor.Context) {
+	if o.undone {
+		o.failAcks(errNotStored)
+		return
+	}
 	if o.persisting {
 		o.dirty = true
 		return
@@ -294,16 +309,18 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		ack(m.err)
 	}
 	if !o.acked {
-		// The submitter is answered once: a write that ends after a failed
-		// first one (a job's end persisted before the poison pill) finds
-		// reply nil.
+		// The first write: it answers the submitter (a revived operation,
+		// acked from the start, has no first write).
 		reply := o.submitReply
 		if reply == nil {
 			reply = func(*pb.StartOperationResponse, *pb.Error) {}
 		}
 		o.submitReply = nil
 		if m.err != nil {
-			// Not acknowledged, so nothing is lost: undo the admission.
+			// Not acknowledged, so nothing is lost: undo the admission,
+			// once; the changes that waited for a later write fail with it.
+			o.undone, o.dirty = true, false
+			o.failAcks(errNotStored)
 			for _, t := range o.trees {
 				ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
 			}
@@ -327,6 +344,15 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		// Final status stored and no job left to hear from: the root keeps
 		// the status, the actor goes.
 		o.retire(ctx)
+	}
+}
+
+// failAcks calls the acks that wait for a write with err.
+func (o *operationActor) failAcks(err error) {
+	acks := append(o.writeAcks, o.waitAcks...)
+	o.writeAcks, o.waitAcks = nil, nil
+	for _, ack := range acks {
+		ack(err)
 	}
 }
 
