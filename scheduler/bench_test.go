@@ -224,7 +224,9 @@ func updateInPhases(b *testing.B, t *tree, res *Result, reuse bool, snap *Snapsh
 		b.Fatalf("build: %v", err)
 	}
 	lap()
-	t.loadPrevious(prev)
+	if err := t.loadPrevious(prev); err != nil {
+		b.Fatalf("loadPrevious: %v", err)
+	}
 	lap()
 	t.inferStrongGuarantees()
 	lap()

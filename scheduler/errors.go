@@ -23,4 +23,7 @@ var (
 	ErrUnknownOperation = errors.New("scheduler: unknown operation")
 	// ErrDuplicateOperation: an operation id that is already registered.
 	ErrDuplicateOperation = errors.New("scheduler: duplicate operation")
+	// ErrInvalidState: a previous state the engine cannot continue from (an
+	// operation listed twice).
+	ErrInvalidState = errors.New("scheduler: invalid previous state")
 )

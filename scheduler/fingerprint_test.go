@@ -222,12 +222,28 @@ func fingerprint(r *Result) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-var timeType = reflect.TypeFor[time.Time]()
+var (
+	timeType        = reflect.TypeFor[time.Time]()
+	opStateListType = reflect.TypeFor[[]OperationState]()
+)
 
 // dumpValue writes v canonically: numbers in binary (floats by their bits),
 // strings with their length, nil markers, maps in key order, structs field
 // by field (Result's unexported lookup index skipped), times as instants.
+// State.Operations is written as the map by id it was when the golden
+// values were recorded: its entries in id order, each its id and then its
+// time.
 func dumpValue(h hash.Hash, v reflect.Value) {
+	if v.Type() == opStateListType {
+		ops := slices.Clone(v.Interface().([]OperationState))
+		slices.SortFunc(ops, func(a, b OperationState) int { return strings.Compare(string(a.ID), string(b.ID)) })
+		dumpValue(h, reflect.ValueOf(uint64(len(ops))))
+		for _, o := range ops {
+			dumpValue(h, reflect.ValueOf(string(o.ID)))
+			dumpValue(h, reflect.ValueOf(o.BelowFairShareSince))
+		}
+		return
+	}
 	var b [8]byte
 	u64 := func(x uint64) {
 		binary.LittleEndian.PutUint64(b[:], x)

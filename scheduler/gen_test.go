@@ -151,7 +151,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		tree.InferWeightFromGuaranteesShareMultiplier = &m
 	}
 	now := genBaseTime
-	state := &State{Pools: map[PoolID]PoolState{}, Operations: map[OperationID]OperationState{}}
+	state := &State{Pools: map[PoolID]PoolState{}}
 	if p.WithLastUpdate {
 		state.LastUpdate = now.Add(-time.Duration(1+rng.IntN(60)) * time.Second)
 	}
@@ -451,7 +451,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			o.Unschedulable = true
 		}
 		if p.WithLastUpdate && rng.IntN(6) == 0 {
-			state.Operations[o.ID] = OperationState{BelowFairShareSince: state.LastUpdate.Add(-time.Duration(rng.IntN(300)) * time.Second)}
+			state.Operations = append(state.Operations, OperationState{ID: o.ID, BelowFairShareSince: state.LastUpdate.Add(-time.Duration(rng.IntN(300)) * time.Second)})
 		}
 	}
 

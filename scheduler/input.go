@@ -194,6 +194,8 @@ type PoolState struct {
 // OperationState is what the engine carries from one update to the next for
 // one operation.
 type OperationState struct {
+	// ID is the operation's id.
+	ID OperationID
 	// BelowFairShareSince is when the operation went below its fair share;
 	// zero when it is not.
 	BelowFairShareSince time.Time
@@ -207,6 +209,23 @@ type State struct {
 	LastUpdate time.Time
 	// Pools holds per-pool state by pool name.
 	Pools map[PoolID]PoolState
-	// Operations holds per-operation state by id.
-	Operations map[OperationID]OperationState
+	// Operations holds per-operation state, at most one entry per id.
+	// The engine lists the operations below their fair share, in the
+	// result's element order; an operation not listed (or listed with a
+	// zero time) is not below its fair share, and entries of operations
+	// that are gone are ignored. A list rather than a map: an update reads
+	// it once and writes it once, and a busy cluster has tens of thousands
+	// of such operations (see docs/BENCHMARKS.md).
+	Operations []OperationState
+}
+
+// Operation returns the state of operation id (a linear search: for tests
+// and inspection, not for a loop over the operations).
+func (s *State) Operation(id OperationID) (OperationState, bool) {
+	for _, o := range s.Operations {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return OperationState{}, false
 }

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +78,20 @@ func TestUpdateIntoRejectsAliasedState(t *testing.T) {
 	if err := en.UpdateInto(&res, snap, &alias); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("prev sharing res.State's maps: want ErrInvalidConfig, got %v", err)
 	}
+	// Only the operations' list shared, from its middle: the result's
+	// list has room (UpdateInto keeps it) whether or not it has entries.
+	res.State.Operations = append(res.State.Operations, make([]OperationState, 4)...)[:len(res.State.Operations)]
+	if err := en.UpdateInto(&res, snap, prev); err != nil {
+		t.Fatal(err)
+	}
+	before = cmp.Diff(nil, res.Elements)
+	if cap(res.State.Operations) < 2 {
+		t.Fatalf("the result's operations list has capacity %d, want the room it was given", cap(res.State.Operations))
+	}
+	alias = State{Operations: res.State.Operations[1:1]}
+	if err := en.UpdateInto(&res, snap, &alias); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("prev sharing res.State's operations list: want ErrInvalidConfig, got %v", err)
+	}
 	bad := *snap
 	bad.Operations = append(append([]Operation(nil), snap.Operations...), snap.Operations[0])
 	if err := en.UpdateInto(&res, &bad, prev); !errors.Is(err, ErrDuplicateOperation) {
@@ -144,5 +160,43 @@ func fillEveryField(v reflect.Value, k int) {
 				fillEveryField(v.Field(i), k)
 			}
 		}
+	}
+}
+
+// A previous state that lists an operation of the tree twice is refused
+// with ErrInvalidState naming it (entries of operations that are gone are
+// ignored, twice or not), and the Engine's next update is still exactly
+// Update's.
+func TestUpdateRejectsOperationListedTwiceInState(t *testing.T) {
+	snap, prev := genSnapshot(genDefaults(1))
+	id := snap.Operations[len(snap.Operations)/2].ID
+	since := snap.Now.Add(-time.Minute)
+	gone := OperationState{ID: "gone", BelowFairShareSince: since}
+	bad := *prev
+	bad.Operations = append(slices.Clone(prev.Operations), gone, OperationState{ID: id, BelowFairShareSince: since}, gone,
+		OperationState{ID: id})
+	var en Engine
+	_, err := en.Update(snap, &bad)
+	if !errors.Is(err, ErrInvalidState) || !strings.Contains(err.Error(), string(id)) {
+		t.Fatalf("operation listed twice: want ErrInvalidState naming %q, got %v", id, err)
+	}
+	if _, err := Update(snap, &bad); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("package-level Update: want ErrInvalidState, got %v", err)
+	}
+	ok := *prev
+	ok.Operations = append(slices.Clone(prev.Operations), gone, gone)
+	want, err := Update(snap, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := en.Update(snap, &ok)
+	if err != nil {
+		t.Fatalf("after the refusal: %v", err)
+	}
+	if d := cmp.Diff(want.Elements, got.Elements); d != "" {
+		t.Fatalf("the update after a refused state differs from Update (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(want.State, got.State); d != "" {
+		t.Fatalf("state differs (-want +got):\n%s", d)
 	}
 }

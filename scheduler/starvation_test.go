@@ -299,7 +299,8 @@ func TestStarvationTimeline(t *testing.T) {
 					case KindPool:
 						stateSince = res.State.Pools[PoolID(e.Name)].BelowFairShareSince
 					case KindOperation:
-						stateSince = res.State.Operations[OperationID(e.Name)].BelowFairShareSince
+						st, _ := res.State.Operation(OperationID(e.Name))
+						stateSince = st.BelowFairShareSince
 					default:
 						continue
 					}

@@ -205,6 +205,9 @@ type tree struct {
 	fnS       []vfunc
 	fnM       []sfunc
 	prevSince []time.Time
+	// prevSeen marks, by operation index, the operations loadPrevious
+	// found in the previous state (one bit each).
+	prevSeen []uint64
 	// pd and lz hold the pools' data and functions, by index in pools;
 	// lzAlt holds second functions of some pools (pool k's at
 	// lzAlt[altIdx[k]-1] when altIdx[k] > 0), see poolcache.go.
@@ -597,36 +600,53 @@ func (t *tree) sumSlots(slots []poolSlot) {
 }
 
 // loadPrevious copies from the previous state when each pool and operation
-// went below its fair share. It walks the previous state's maps (smaller
+// went below its fair share. It walks the previous state's lists (smaller
 // than the tree when most elements are not below their fair share); each
-// entry sets its own element, so the maps' order does not matter.
-func (t *tree) loadPrevious(prev *State) {
+// entry sets its own element, so their order does not matter. An operation
+// of the tree listed twice is an ErrInvalidState.
+func (t *tree) loadPrevious(prev *State) error {
 	// The operations' ids are looked up a batch at a time (see findMany).
 	var ids [findBatch]string
 	var since [findBatch]time.Time
 	var found [findBatch]int32
+	seen := grow(t.prevSeen, (len(t.opElem)+63)/64)
+	clear(seen)
+	t.prevSeen = seen
 	n := 0
-	flush := func() {
+	flush := func() error {
 		t.opIdx.findMany(ids[:n], found[:n])
 		for k, oi := range found[:n] {
-			if oi >= 0 {
-				t.prevSince[t.opElem[oi]] = since[k]
+			if oi < 0 {
+				continue
 			}
+			if w, bit := oi/64, uint64(1)<<(oi%64); seen[w]&bit == 0 {
+				seen[w] |= bit
+			} else {
+				return fmt.Errorf("%w: operation %q is listed twice in the previous state", ErrInvalidState, ids[k])
+			}
+			t.prevSince[t.opElem[oi]] = since[k]
 		}
 		n = 0
+		return nil
 	}
-	for id, st := range prev.Operations {
-		ids[n], since[n] = string(id), st.BelowFairShareSince
+	for i := range prev.Operations {
+		st := &prev.Operations[i]
+		ids[n], since[n] = string(st.ID), st.BelowFairShareSince
 		if n++; n == findBatch {
-			flush()
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	flush()
+	if err := flush(); err != nil {
+		return err
+	}
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
 			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
 		}
 	}
+	return nil
 }
 
 // sortFIFO orders a fifo pool's operations by its sort parameters

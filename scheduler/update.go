@@ -42,7 +42,9 @@ func (t *tree) run(res *Result, reuse bool, snap *Snapshot, prev *State) error {
 	if err := t.build(snap); err != nil {
 		return err
 	}
-	t.loadPrevious(prev)
+	if err := t.loadPrevious(prev); err != nil {
+		return err
+	}
 	t.inferStrongGuarantees()
 	burst, relaxed := t.integralLists()
 	integral := t.loadIntegral(prev, burst, relaxed)
@@ -80,7 +82,7 @@ func (t *tree) loadIntegral(prev *State, burst, relaxed []int) []int {
 // starvation settings, statuses and job classes, and the state for the next
 // update. A reused Result keeps the memory of its records (job
 // classifications and integral attributes included) and of its state's
-// maps; every field is overwritten.
+// pools map and operations list; every field is overwritten.
 func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, alerts []Alert) {
 	n := len(t.el)
 	elements := res.Elements
@@ -94,9 +96,8 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 	} else {
 		clear(pools)
 	}
-	if ops != nil {
-		clear(ops)
-	}
+	oldOps := len(ops)
+	ops = ops[:0]
 	*res = Result{
 		Now:      snap.Now,
 		Total:    t.total,
@@ -213,12 +214,16 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 		Total:              rootTotal,
 	}
 	r.Satisfaction = localSatisfaction(&root.usageShare, &root.fairShare, &root.demandShare)
-	if res.State.Operations == nil {
-		res.State.Operations = make(map[OperationID]OperationState, len(below))
+	if ops == nil {
+		ops = make([]OperationState, 0, len(below)) // never nil, like the pools' map
 	}
 	for _, i := range below {
-		res.State.Operations[OperationID(t.names[i])] = OperationState{BelowFairShareSince: t.prevSince[i]}
+		ops = append(ops, OperationState{ID: OperationID(t.names[i]), BelowFairShareSince: t.prevSince[i]})
 	}
+	if len(ops) < oldOps {
+		clear(ops[len(ops):oldOps]) // reused memory keeps no old ids
+	}
+	res.State.Operations = ops
 	t.scratchInts = below[:0]
 }
 
