@@ -205,7 +205,7 @@ func (l *Ledger) release(done []finishing) {
 
 func (l *Ledger) releaseLocked(done []finishing) {
 	for _, d := range done {
-		delete(l.pre.interrupting, d.ref.key)
+		l.pre.left(d.ref.key)
 		if !l.p.JobFinished(d.ref.key, d.requeue) || !d.requeue {
 			continue
 		}

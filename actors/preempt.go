@@ -20,7 +20,12 @@ type preemptState struct {
 	settings     *preemption.TreeSettings
 	tree         scheduler.TreeConfig
 	interrupting map[placement.JobKey]scheduler.Resources
-	lastTry      map[scheduler.NodeID]time.Time
+	// leaving is preemption.SumLeaving(interrupting), summed when a pass
+	// first needs it after a change (nil: not since the last change);
+	// interrupting changes only through interrupt, left and
+	// forgetOperation, which drop it.
+	leaving *preemption.Leaving
+	lastTry map[scheduler.NodeID]time.Time
 	// reserved is the room preemption made per node (see reserve.go).
 	reserved map[scheduler.NodeID][]reservation
 	tokens   float64
@@ -42,8 +47,32 @@ func (s *preemptState) forgetOperation(id scheduler.OperationID) {
 	for k := range s.interrupting {
 		if k.Operation == id {
 			delete(s.interrupting, k)
+			s.leaving = nil
 		}
 	}
+}
+
+// interrupt records that job k, holding r, is being interrupted.
+func (s *preemptState) interrupt(k placement.JobKey, r scheduler.Resources) {
+	s.interrupting[k] = r
+	s.leaving = nil
+}
+
+// left records that job k left (it was interrupting or not).
+func (s *preemptState) left(k placement.JobKey) {
+	if _, ok := s.interrupting[k]; ok {
+		delete(s.interrupting, k)
+		s.leaving = nil
+	}
+}
+
+// leavingSums returns preemption.SumLeaving(s.interrupting), summed again
+// only after a change.
+func (s *preemptState) leavingSums() *preemption.Leaving {
+	if s.leaving == nil {
+		s.leaving = preemption.SumLeaving(s.interrupting)
+	}
+	return s.leaving
 }
 
 // take spends n tokens of the rate limit if it has at least one (see
@@ -95,7 +124,8 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 		return nil
 	}
 	src := &preemption.Source{
-		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting, Starving: l.pre.starving,
+		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting, Leaving: l.pre.leavingSums(),
+		Starving:          l.pre.starving,
 		GracefulTolerance: l.pre.cfg.GracefulTolerance,
 		Operation: func(id scheduler.OperationID) preemption.OperationSettings {
 			if l.graceful(id) {
@@ -112,7 +142,7 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 		return jobs[i].Key
 	}
 	mark := func(o interruptOrder, r scheduler.Resources) {
-		l.pre.interrupting[o.key] = r
+		l.pre.interrupt(o.key, r)
 		out = append(out, o)
 	}
 	if gracefulHere {
@@ -136,6 +166,7 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 			}
 		}
 	}
+	src.Leaving = l.pre.leavingSums() // with this pass's graceful interruptions
 	pv, err := src.PreemptionView(view, jobs)
 	if err != nil {
 		return out

@@ -50,6 +50,13 @@ type Source struct {
 	// resources. Their usage is left out of operations' and pools' usage
 	// and out of the classification.
 	Interrupting map[placement.JobKey]scheduler.Resources
+	// Leaving is SumLeaving(Interrupting), or nil. A view needs the
+	// interrupting jobs' resources per operation: without Leaving it sums
+	// them from Interrupting, every interrupting job of the tree, in key
+	// order (O(|Interrupting| log |Interrupting|) per view); a caller that
+	// builds many views between changes of Interrupting keeps one and
+	// sums again only after a change.
+	Leaving *Leaving
 	// Starving lists the operations of Result whose starvation status is
 	// not NonStarving: StarvingOperations(Result), computed once per result
 	// by the caller. PreemptionView considers no other starving operations
@@ -79,19 +86,38 @@ func (s *Source) settings(id scheduler.OperationID) OperationSettings {
 	return s.Operation(id)
 }
 
-// leaving sums the resources of the interrupting jobs per operation, in
+// Leaving is the resources of the interrupting jobs summed per operation
+// (see SumLeaving). It is read only once made.
+type Leaving struct {
+	// byOp is the sum per operation; ops lists its keys in order.
+	byOp map[scheduler.OperationID]scheduler.Resources
+	ops  []scheduler.OperationID
+}
+
+// SumLeaving sums the resources of the interrupting jobs per operation, in
 // key order so that float sums do not depend on map order.
-func (s *Source) leaving() map[scheduler.OperationID]scheduler.Resources {
-	keys := make([]placement.JobKey, 0, len(s.Interrupting))
-	for k := range s.Interrupting {
+func SumLeaving(interrupting map[placement.JobKey]scheduler.Resources) *Leaving {
+	keys := make([]placement.JobKey, 0, len(interrupting))
+	for k := range interrupting {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareKeys)
-	out := map[scheduler.OperationID]scheduler.Resources{}
+	l := &Leaving{byOp: map[scheduler.OperationID]scheduler.Resources{}}
 	for _, k := range keys {
-		out[k.Operation] = out[k.Operation].Add(s.Interrupting[k])
+		if _, seen := l.byOp[k.Operation]; !seen {
+			l.ops = append(l.ops, k.Operation) // keys sort by operation first
+		}
+		l.byOp[k.Operation] = l.byOp[k.Operation].Add(interrupting[k])
 	}
-	return out
+	return l
+}
+
+// leaving is s.Leaving, or SumLeaving(s.Interrupting) when it is nil.
+func (s *Source) leaving() *Leaving {
+	if s.Leaving != nil {
+		return s.Leaving
+	}
+	return SumLeaving(s.Interrupting)
 }
 
 func compareKeys(a, b placement.JobKey) int {
@@ -101,7 +127,7 @@ func compareKeys(a, b placement.JobKey) int {
 // operation builds an operation's view entry from the placement and the
 // result, with its pool chain when withPools is set; ok is false when the
 // placement does not know it.
-func (s *Source) operation(id scheduler.OperationID, leaving map[scheduler.OperationID]scheduler.Resources, withPools bool) (Operation, bool) {
+func (s *Source) operation(id scheduler.OperationID, leaving *Leaving, withPools bool) (Operation, bool) {
 	u, ok := s.Placement.Operation(id)
 	if !ok {
 		return Operation{}, false
@@ -109,7 +135,7 @@ func (s *Source) operation(id scheduler.OperationID, leaving map[scheduler.Opera
 	set := s.settings(id)
 	o := Operation{
 		ID: id, Mode: set.Mode,
-		Usage:               u.Usage.Sub(leaving[id]).Max(scheduler.Resources{}),
+		Usage:               u.Usage.Sub(leaving.byOp[id]).Max(scheduler.Resources{}),
 		NonPreemptibleUsage: s.Settings.usageThreshold(u.Pool, set.NonPreemptibleResourceUsageThreshold),
 		NextJob:             u.JobResources, PendingJobs: u.PendingJobCount,
 	}
@@ -268,7 +294,7 @@ func (s *Source) classify(v *View) {
 }
 
 // addPools describes the pools on the operations' chains.
-func (s *Source) addPools(v *View, pools map[scheduler.PoolID]bool, leaving map[scheduler.OperationID]scheduler.Resources) {
+func (s *Source) addPools(v *View, pools map[scheduler.PoolID]bool, leaving *Leaving) {
 	ids := make([]scheduler.PoolID, 0, len(pools))
 	for id := range pools {
 		ids = append(ids, id)
@@ -276,19 +302,14 @@ func (s *Source) addPools(v *View, pools map[scheduler.PoolID]bool, leaving map[
 	slices.Sort(ids)
 	// Leaving usage per pool, summed in operation order.
 	left := map[scheduler.PoolID]scheduler.Resources{}
-	ops := make([]scheduler.OperationID, 0, len(leaving))
-	for id := range leaving {
-		ops = append(ops, id)
-	}
-	slices.Sort(ops)
-	for _, id := range ops {
+	for _, id := range leaving.ops {
 		u, ok := s.Placement.Operation(id)
 		if !ok {
 			continue
 		}
 		for _, p := range s.Settings.chain(u.Pool) {
 			if pools[p] {
-				left[p] = left[p].Add(leaving[id])
+				left[p] = left[p].Add(leaving.byOp[id])
 			}
 		}
 	}

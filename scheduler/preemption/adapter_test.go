@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/scheduler/placement"
 )
@@ -14,7 +15,7 @@ import (
 // harness is a small live cluster: the engine's tree configuration and
 // pools, a placement, and the latest result.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	tree   scheduler.TreeConfig
 	pools  []scheduler.PoolConfig
 	nodes  []scheduler.Node
@@ -29,7 +30,7 @@ type harness struct {
 
 var unit = scheduler.Resources{scheduler.UserSlots: 1, scheduler.CPU: 1, scheduler.Memory: 10}
 
-func newHarness(t *testing.T, tree scheduler.TreeConfig, pools []scheduler.PoolConfig) *harness {
+func newHarness(t testing.TB, tree scheduler.TreeConfig, pools []scheduler.PoolConfig) *harness {
 	h := &harness{t: t, tree: tree, pools: pools, p: placement.New(), now: time.Unix(1_000_000, 0),
 		modes: map[scheduler.OperationID]Mode{}, leaves: map[placement.JobKey]scheduler.Resources{}}
 	for _, id := range []scheduler.NodeID{"n1", "n2"} {
@@ -347,5 +348,53 @@ func TestAdapterRejectsIncompleteSources(t *testing.T) {
 	}
 	if _, err := NewTreeSettings(scheduler.DefaultTreeConfig(), []scheduler.PoolConfig{{Name: "a", Parent: "b"}, {Name: "b", Parent: "a"}}); !errors.Is(err, ErrInvalidSource) {
 		t.Errorf("cycle: %v", err)
+	}
+}
+
+// A view built with a kept SumLeaving is the view built by summing
+// Interrupting again: operations' and pools' usage without the leaving
+// jobs, bit for bit.
+func TestAdapterKeptLeavingGivesTheSameViews(t *testing.T) {
+	h := starvingScenario(t, scheduler.DefaultTreeConfig(), 31*time.Second)
+	h.modes["b"] = ModeGraceful
+	// Some of b's jobs, on both nodes, are leaving.
+	for _, node := range []scheduler.NodeID{"n1", "n2"} {
+		for i, nj := range h.nodeJobs(node) {
+			if i%2 == 0 {
+				h.leaves[nj.Key] = nj.Resources.Scale(0.5 + float64(i)/10)
+			}
+		}
+	}
+	if len(h.leaves) == 0 {
+		t.Fatal("no leaving jobs: the scenario tests nothing")
+	}
+	summed := h.source()
+	kept := h.source()
+	kept.Leaving = SumLeaving(h.leaves)
+	none := h.source()
+	none.Interrupting = nil
+	for _, node := range []scheduler.NodeID{"n1", "n2"} {
+		views := func(s *Source) (*View, *View) {
+			pv, err := s.PreemptionView(h.node(node), h.nodeJobs(node))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gv, err := s.GracefulView(h.node(node), h.nodeJobs(node))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pv, gv
+		}
+		wantP, wantG := views(summed)
+		gotP, gotG := views(kept)
+		if d := cmp.Diff(wantP, gotP); d != "" {
+			t.Errorf("%s: preemption view with the kept sums differs (-summed +kept):\n%s", node, d)
+		}
+		if d := cmp.Diff(wantG, gotG); d != "" {
+			t.Errorf("%s: graceful view with the kept sums differs (-summed +kept):\n%s", node, d)
+		}
+		if noneP, noneG := views(none); cmp.Equal(noneP, wantP) || cmp.Equal(noneG, wantG) {
+			t.Errorf("%s: the leaving jobs change no view: the test compares nothing", node)
+		}
 	}
 }

@@ -95,11 +95,14 @@
 //
 // The tree keeps one [TreeSettings] per configuration and, next to its
 // placement, the jobs being interrupted (Source.Interrupting: added when an
-// interruption or abort is sent, removed when the job leaves). On a
-// heartbeat, under the lock that guards the placement:
+// interruption or abort is sent, removed when the job leaves) with their
+// sums per operation (SumLeaving, summed again after a change, so that a
+// view does not read every interrupting job of the tree). On a heartbeat,
+// under the lock that guards the placement:
 //
 //	src := &preemption.Source{Settings: ts, Result: latest, Placement: p,
 //		Operation: settingsOf, Interrupting: interrupting,
+//		Leaving: leaving, // preemption.SumLeaving(interrupting), once per change
 //		Starving: starving} // preemption.StarvingOperations(latest), once per result
 //
 //	// 1. Graceful pass, every heartbeat.
@@ -113,7 +116,8 @@
 //	// 2. Regular scheduling pass (placement.Schedule) as before.
 //
 //	// 3. Preemptive pass, at most every preemptive_scheduling_backoff per
-//	// node, with node.Free and jobs as they are after step 2.
+//	// node, with node.Free and jobs as they are after step 2 (and
+//	// src.Leaving summed again if step 1 interrupted jobs).
 //	pv, err := src.PreemptionView(node, jobs)
 //	plan, err := preemption.Preempt(pv)
 //	for _, d := range plan.Decisions {
