@@ -176,6 +176,30 @@ func BenchmarkUpdatePhases(b *testing.B) {
 	reportPhases(b, sums)
 }
 
+// BenchmarkUpdatePhasesCold is BenchmarkUpdatePhases for the package-level
+// Update: each update borrows a pooled Engine, as Update does, which keeps
+// no structure, element or function from the last update (its build is a
+// full build), and returns a new Result.
+func BenchmarkUpdatePhasesCold(b *testing.B) {
+	snap, prev := genSnapshot(benchParams(10000, 100000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	sums := make([]time.Duration, len(phaseNames))
+	if _, err := Update(snap, prev); err != nil {
+		b.Fatalf("Update: %v", err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		en := enginePool.Get().(*Engine)
+		en.t.pooled = true
+		updateInPhases(b, &en.t, new(Result), false, snap, prev, sums)
+		en.release()
+		enginePool.Put(en)
+	}
+	b.StopTimer()
+	reportPhases(b, sums)
+}
+
 // BenchmarkUpdatePhasesChurn is BenchmarkUpdatePhases with the changes of
 // BenchmarkUpdateIntoChurn's "churn=1%,starts=0.1%" between updates
 // (outside the timer), each update written into a reused Result as
