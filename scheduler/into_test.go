@@ -61,8 +61,9 @@ func TestPropertyUpdateIntoMatchesUpdate(t *testing.T) {
 	})
 }
 
-// UpdateInto refuses a previous state that shares its maps with the result
-// it writes, and leaves the result alone on an error.
+// UpdateInto refuses a previous state that shares its pools map or its
+// operations list with the result it writes, and leaves the result alone on
+// an error.
 func TestUpdateIntoRejectsAliasedState(t *testing.T) {
 	var en Engine
 	snap, prev := genSnapshot(genDefaults(3))
@@ -77,6 +78,9 @@ func TestUpdateIntoRejectsAliasedState(t *testing.T) {
 	alias := res.State
 	if err := en.UpdateInto(&res, snap, &alias); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("prev sharing res.State's maps: want ErrInvalidConfig, got %v", err)
+	}
+	if after := cmp.Diff(nil, res.Elements); after != before {
+		t.Fatal("a refused UpdateInto changed the result")
 	}
 	// Only the operations' list shared, from its middle: the result's
 	// list has room (UpdateInto keeps it) whether or not it has entries.
