@@ -124,9 +124,9 @@ func (l *Ledger) preemptLocked(node scheduler.NodeID, total, free, reserved sche
 		return nil
 	}
 	src := &preemption.Source{
-		Settings: l.pre.settings, Result: res, Placement: l.p, Interrupting: l.pre.interrupting, Leaving: l.pre.leavingSums(),
-		Starving:          l.pre.starving,
-		GracefulTolerance: l.pre.cfg.GracefulTolerance,
+		Settings: l.pre.settings, Result: res, Placement: l.p,
+		Interrupting: l.pre.interrupting, Leaving: l.pre.leavingSums(),
+		Starving: l.pre.starving, GracefulTolerance: l.pre.cfg.GracefulTolerance,
 		Operation: func(id scheduler.OperationID) preemption.OperationSettings {
 			if l.graceful(id) {
 				return preemption.OperationSettings{Mode: preemption.ModeGraceful}
