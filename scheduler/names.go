@@ -8,6 +8,8 @@ type nameIndex struct {
 	keys  []string
 	slots []nameSlot
 	mask  int
+	// sink keeps what hashAhead reads, so that the reads are not dropped.
+	sink uint32
 }
 
 // nameSlot is one slot of a nameIndex: idx is the index plus one (0: empty)
@@ -47,7 +49,31 @@ func hashName(s string) uint64 {
 // add gives key the next index; when key is already there it adds nothing
 // and returns the index it has and false.
 func (x *nameIndex) add(key string) (int, bool) {
-	h := hashName(key)
+	return x.addHashed(key, hashName(key))
+}
+
+// hashAhead sets hs[k] to the hash of keys[k] (len(hs) >= len(keys)) and
+// reads the first slot of each, so that the memory reads of a batch of
+// keys (the keys' bytes, then their slots, in a table larger than the
+// cache) overlap instead of waiting for one another; addHashed then adds
+// them in order, with the slots in cache. It changes nothing in the index.
+func (x *nameIndex) hashAhead(keys []string, hs []uint64) {
+	hs = hs[:len(keys)]
+	for k, key := range keys {
+		hs[k] = hashName(key)
+	}
+	if len(x.slots) == 0 {
+		return
+	}
+	sink := x.sink
+	for _, h := range hs {
+		sink ^= x.slots[int(h^h>>29)&x.mask].tag
+	}
+	x.sink = sink
+}
+
+// addHashed is add for a key whose hash (hashName) is h.
+func (x *nameIndex) addHashed(key string, h uint64) (int, bool) {
 	tag := uint32(h >> 32)
 	for i := int(h^h>>29) & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.slots[i]

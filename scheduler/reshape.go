@@ -68,21 +68,34 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	t.opPool = grow(t.opPool, no)
 	t.opStart = grow(t.opStart, np+2)
 	clear(t.opStart)
-	for i := range snap.Operations {
-		o := &snap.Operations[i]
-		if _, ok := t.opIdx.add(string(o.ID)); !ok {
-			return false
+	var keys [findBatch]string
+	var hs [findBatch]uint64
+	var lastPool PoolID // the pool of the last operation (most follow one of their pool), at slot lastSlot
+	lastSlot := 0
+	for b := 0; b < no; b += findBatch {
+		batch := snap.Operations[b:min(b+findBatch, no)]
+		for k := range batch {
+			keys[k] = string(batch[k].ID)
 		}
-		ps := 0
-		if o.Pool != "" {
-			pi, ok := t.poolIdx[o.Pool]
-			if !ok {
+		t.opIdx.hashAhead(keys[:len(batch)], hs[:])
+		for k := range batch {
+			o := &batch[k]
+			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
 				return false
 			}
-			ps = pi + 1
+			if o.Pool != lastPool {
+				lastPool, lastSlot = o.Pool, 0
+				if o.Pool != "" {
+					pi, ok := t.poolIdx[o.Pool]
+					if !ok {
+						return false
+					}
+					lastSlot = pi + 1
+				}
+			}
+			t.opPool[b+k] = lastSlot
+			t.opStart[lastSlot+1]++
 		}
-		t.opPool[i] = ps
-		t.opStart[ps+1]++
 	}
 	for i := range snap.Pools {
 		if _, bad := t.opIdx.find(string(snap.Pools[i].Name)); bad {

@@ -405,20 +405,37 @@ func (t *tree) build(snap *Snapshot) error {
 		}
 		return err
 	}
+	var keys [findBatch]string
+	var hs [findBatch]uint64
+	var lastPool PoolID
+	lastSlot := 0
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
+		k := i % findBatch
+		if k == 0 {
+			// The next batch's ids are hashed ahead (see hashAhead).
+			batch := snap.Operations[i:min(i+findBatch, no)]
+			for j := range batch {
+				keys[j] = string(batch[j].ID)
+			}
+			t.opIdx.hashAhead(keys[:len(batch)], hs[:])
+		}
 		if err := o.Validate(); err != nil {
 			return clash(i, err)
 		}
-		if _, ok := t.opIdx.add(string(o.ID)); !ok {
+		if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
 			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
-		ps, ok := slot(o.Pool)
-		if !ok {
-			return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
+		if o.Pool != lastPool {
+			// (Most operations follow one of their pool's.)
+			ps, ok := slot(o.Pool)
+			if !ok {
+				return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
+			}
+			lastPool, lastSlot = o.Pool, ps
 		}
-		t.opPool[i] = ps
-		t.opStart[ps+1]++
+		t.opPool[i] = lastSlot
+		t.opStart[lastSlot+1]++
 	}
 	first := -1
 	for i := range snap.Pools {
