@@ -44,3 +44,47 @@ func TestNameIndexFindMany(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexAddHashed checks that adding keys hashed ahead a batch at a
+// time (hashAhead, addHashed) gives the indexes and duplicate reports that
+// adding them one by one does, with duplicates inside a batch and across
+// batches, and that hashAhead on an index without a table reads nothing.
+func TestNameIndexAddHashed(t *testing.T) {
+	var empty nameIndex
+	hs := make([]uint64, findBatch)
+	empty.hashAhead([]string{"a", "b"}, hs) // must not index an empty table
+	if hs[0] != hashName("a") || hs[1] != hashName("b") {
+		t.Fatalf("hashAhead on an empty index: hashes %x %x, want %x %x", hs[0], hs[1], hashName("a"), hashName("b"))
+	}
+	keys := make([]string, 0, 1200)
+	for i := range 1000 {
+		keys = append(keys, fmt.Sprintf("op%d", i))
+		if i%7 == 3 {
+			keys = append(keys, fmt.Sprintf("op%d", i)) // within a batch, mostly
+		}
+		if i%50 == 49 {
+			keys = append(keys, fmt.Sprintf("op%d", i-40)) // across batches
+		}
+	}
+	var one, batched nameIndex
+	one.reset(len(keys))
+	batched.reset(len(keys))
+	var dups int
+	for lo := 0; lo < len(keys); lo += findBatch {
+		batch := keys[lo:min(lo+findBatch, len(keys))]
+		batched.hashAhead(batch, hs)
+		for k, key := range batch {
+			wi, wok := one.add(key)
+			gi, gok := batched.addHashed(key, hs[k])
+			if gi != wi || gok != wok {
+				t.Fatalf("addHashed(%q) = %d, %v; add gives %d, %v", key, gi, gok, wi, wok)
+			}
+			if !gok {
+				dups++
+			}
+		}
+	}
+	if want := 143 + 20; dups != want { // i%7 == 3 for 143 of 1,000; i%50 == 49 for 20
+		t.Fatalf("%d duplicates reported, want %d", dups, want)
+	}
+}
