@@ -121,8 +121,30 @@ func (c *cluster) waitState(t *testing.T, id string, want pb.OperationState, tim
 	return st
 }
 
-// events reads every event of the stream matching filter.
+// events reads every event of the stream matching filter, once every
+// event the scheduler has accepted so far is stored (the sink publishes
+// asynchronously).
 func (c *cluster) events(t *testing.T, filter string) []*pb.Event {
+	t.Helper()
+	testutil.WaitFor(t, 10*time.Second, "the scheduler's events to be stored", c.srv.EventsSettled)
+	return c.readEvents(t, filter)
+}
+
+// eventsWhen reads the events matching filter until done accepts them (the
+// scheduler may publish events some time after the state a test waited
+// for, a batch of job ends, say), and returns those it accepted.
+func (c *cluster) eventsWhen(t *testing.T, filter, what string, done func([]*pb.Event) bool) []*pb.Event {
+	t.Helper()
+	var evs []*pb.Event
+	testutil.WaitFor(t, 20*time.Second, what, func() bool {
+		evs = c.readEvents(t, filter)
+		return done(evs)
+	})
+	return evs
+}
+
+// readEvents reads every event of the stream matching filter.
+func (c *cluster) readEvents(t *testing.T, filter string) []*pb.Event {
 	t.Helper()
 	ctx := context.Background()
 	js, err := jetstream.New(c.nc)
@@ -186,15 +208,19 @@ func TestUsageConvergesToFairShareAndJobsRunOnce(t *testing.T) {
 	// Every job of both operations completed exactly once, according to
 	// the event stream.
 	filter, _ := subjects.EventsFilter("physical", subjects.EventJob)
-	done := map[string]int{}
-	for _, ev := range c.events(t, filter) {
-		for _, j := range ev.GetJobs().GetJobs() {
-			if j.GetState() == pb.JobState_JOB_STATE_COMPLETED {
-				op, task, idx := splitJob(t, j.GetJobId())
-				done[fmt.Sprintf("%s/%s/%s", op, task, idx)]++
+	var done map[string]int
+	c.eventsWhen(t, filter, "job events of 800 distinct completed jobs", func(evs []*pb.Event) bool {
+		done = map[string]int{}
+		for _, ev := range evs {
+			for _, j := range ev.GetJobs().GetJobs() {
+				if j.GetState() == pb.JobState_JOB_STATE_COMPLETED {
+					op, task, idx := splitJob(t, j.GetJobId())
+					done[fmt.Sprintf("%s/%s/%s", op, task, idx)]++
+				}
 			}
 		}
-	}
+		return len(done) >= 800
+	})
 	if len(done) != 800 {
 		t.Errorf("%d distinct jobs completed, want 800", len(done))
 	}

@@ -24,10 +24,13 @@ type pendingEvent struct {
 // asynchronous JetStream publishes. Publish never blocks: when the buffer is
 // full the event is dropped and counted.
 type eventSink struct {
-	js     jetstream.JetStream
-	epoch  uint64
-	ch     chan pendingEvent
-	seq    atomic.Uint64
+	js    jetstream.JetStream
+	epoch uint64
+	ch    chan pendingEvent
+	seq   atomic.Uint64
+	// queued counts the events accepted by Publish and not yet handed to
+	// an asynchronous publish (see settled).
+	queued atomic.Int64
 	drops  atomic.Uint64
 	fails  atomic.Uint64
 	logger *slog.Logger
@@ -51,27 +54,40 @@ func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) 
 	}
 	ev.Id = fmt.Sprintf("%d-%d", s.epoch, s.seq.Add(1))
 	ev.LeaderEpoch = s.epoch
+	s.queued.Add(1)
 	select {
 	case s.ch <- pendingEvent{subject: subj, ev: ev}:
 	default:
+		s.queued.Add(-1)
 		s.drops.Add(1)
 	}
+}
+
+// settled reports whether every event accepted so far has been published
+// and its publish answered (stored, or failed and counted).
+func (s *eventSink) settled() bool {
+	return s.queued.Load() == 0 && s.js.PublishAsyncPending() == 0
 }
 
 func (s *eventSink) run() {
 	defer s.wg.Done()
 	for pe := range s.ch {
-		data, err := proto.Marshal(pe.ev)
-		if err != nil {
-			s.fails.Add(1)
-			continue
-		}
-		msg := &nats.Msg{Subject: pe.subject, Data: data, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, pe.ev.GetId())
-		if _, err := s.js.PublishMsgAsync(msg); err != nil {
-			s.fails.Add(1)
-			s.logger.Debug("event publish", "subject", pe.subject, "err", err)
-		}
+		s.publish(pe)
+		s.queued.Add(-1) // after the publish is pending (see settled)
+	}
+}
+
+func (s *eventSink) publish(pe pendingEvent) {
+	data, err := proto.Marshal(pe.ev)
+	if err != nil {
+		s.fails.Add(1)
+		return
+	}
+	msg := &nats.Msg{Subject: pe.subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, pe.ev.GetId())
+	if _, err := s.js.PublishMsgAsync(msg); err != nil {
+		s.fails.Add(1)
+		s.logger.Debug("event publish", "subject", pe.subject, "err", err)
 	}
 }
 

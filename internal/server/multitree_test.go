@@ -44,24 +44,33 @@ func gpuOnOdd(i int) []string {
 // job of op completed exactly once; it returns how many ran in each tree.
 func (c *cluster) completedOnce(t *testing.T, op string, jobs int) map[string]int {
 	t.Helper()
-	perTree := map[string]int{}
-	done := map[string]int{}
+	var perTree, done map[string]int
+	// Both trees' job events are read again until they hold every job (a
+	// batch of job ends may be published after the operation completed).
+	filters := make([]string, 0, 2)
 	for _, tree := range []string{"physical", "gpu"} {
 		filter, _ := subjects.EventsFilter(tree, subjects.EventJob)
-		for _, ev := range c.events(t, filter) {
-			for _, j := range ev.GetJobs().GetJobs() {
-				if j.GetState() != pb.JobState_JOB_STATE_COMPLETED {
-					continue
+		filters = append(filters, filter)
+	}
+	testutil.WaitFor(t, 20*time.Second, fmt.Sprintf("job events of %d distinct completed jobs of %s", jobs, op), func() bool {
+		perTree, done = map[string]int{}, map[string]int{}
+		for k, tree := range []string{"physical", "gpu"} {
+			for _, ev := range c.events(t, filters[k]) {
+				for _, j := range ev.GetJobs().GetJobs() {
+					if j.GetState() != pb.JobState_JOB_STATE_COMPLETED {
+						continue
+					}
+					o, task, idx := splitJob(t, j.GetJobId())
+					if o != op {
+						continue
+					}
+					done[fmt.Sprintf("%s/%s", task, idx)]++
+					perTree[tree]++
 				}
-				o, task, idx := splitJob(t, j.GetJobId())
-				if o != op {
-					continue
-				}
-				done[fmt.Sprintf("%s/%s", task, idx)]++
-				perTree[tree]++
 			}
 		}
-	}
+		return len(done) >= jobs
+	})
 	if len(done) != jobs {
 		t.Errorf("%d distinct jobs completed, want %d", len(done), jobs)
 	}

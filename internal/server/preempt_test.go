@@ -127,8 +127,19 @@ func TestStarvingGuaranteedPoolPreemptsAndInterruptedJobsComplete(t *testing.T) 
 			}
 			// The job events say how each interrupted job ended.
 			jf, _ := subjects.EventsFilter("physical", subjects.EventJob)
+			heavyEnded := func(evs []*pb.Event) bool {
+				n := 0
+				for _, ev := range evs {
+					for _, j := range ev.GetJobs().GetJobs() {
+						if j.GetOperationId() == heavy && j.GetState() != pb.JobState_JOB_STATE_RUNNING {
+							n++
+						}
+					}
+				}
+				return n >= 4
+			}
 			var ended int
-			for _, ev := range c.events(t, jf) {
+			for _, ev := range c.eventsWhen(t, jf, "the events of 4 ended heavy jobs", heavyEnded) {
 				for _, j := range ev.GetJobs().GetJobs() {
 					if j.GetOperationId() != heavy || j.GetState() == pb.JobState_JOB_STATE_RUNNING {
 						continue
