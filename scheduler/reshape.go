@@ -70,8 +70,6 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	clear(t.opStart)
 	var keys [findBatch]string
 	var hs [findBatch]uint64
-	var lastPool PoolID // the pool of the last operation (most follow one of their pool), at slot lastSlot
-	lastSlot := 0
 	for b := 0; b < no; b += findBatch {
 		batch := snap.Operations[b:min(b+findBatch, no)]
 		for k := range batch {
@@ -83,18 +81,16 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
 				return false
 			}
-			if o.Pool != lastPool {
-				lastPool, lastSlot = o.Pool, 0
-				if o.Pool != "" {
-					pi, ok := t.poolIdx[o.Pool]
-					if !ok {
-						return false
-					}
-					lastSlot = pi + 1
+			ps := 0
+			if o.Pool != "" {
+				pi, ok := t.poolIdx[o.Pool]
+				if !ok {
+					return false
 				}
+				ps = pi + 1
 			}
-			t.opPool[b+k] = lastSlot
-			t.opStart[lastSlot+1]++
+			t.opPool[b+k] = ps
+			t.opStart[ps+1]++
 		}
 	}
 	for i := range snap.Pools {

@@ -407,8 +407,6 @@ func (t *tree) build(snap *Snapshot) error {
 	}
 	var keys [findBatch]string
 	var hs [findBatch]uint64
-	var lastPool PoolID
-	lastSlot := 0
 	for i := range snap.Operations {
 		o := &snap.Operations[i]
 		k := i % findBatch
@@ -426,16 +424,12 @@ func (t *tree) build(snap *Snapshot) error {
 		if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
 			return clash(i, fmt.Errorf("%w: operation %q is listed twice", ErrDuplicateOperation, o.ID))
 		}
-		if o.Pool != lastPool {
-			// (Most operations follow one of their pool's.)
-			ps, ok := slot(o.Pool)
-			if !ok {
-				return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
-			}
-			lastPool, lastSlot = o.Pool, ps
+		ps, ok := slot(o.Pool)
+		if !ok {
+			return clash(i+1, fmt.Errorf("%w: operation %q: pool %q does not exist", ErrInvalidOperation, o.ID, o.Pool))
 		}
-		t.opPool[i] = lastSlot
-		t.opStart[lastSlot+1]++
+		t.opPool[i] = ps
+		t.opStart[ps+1]++
 	}
 	first := -1
 	for i := range snap.Pools {
