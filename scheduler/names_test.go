@@ -84,6 +84,14 @@ func TestNameIndexAddHashed(t *testing.T) {
 			}
 		}
 	}
+	// The keys added with their hashes ahead are found by find, which
+	// hashes them itself.
+	for _, key := range keys {
+		wi, _ := one.find(key)
+		if gi, ok := batched.find(key); !ok || gi != wi {
+			t.Fatalf("find(%q) after addHashed = %d, %v; want %d, true", key, gi, ok, wi)
+		}
+	}
 	if want := 143 + 20; dups != want { // i%7 == 3 for 143 of 1,000; i%50 == 49 for 20
 		t.Fatalf("%d duplicates reported, want %d", dups, want)
 	}
