@@ -34,8 +34,8 @@ var subjectSeeds = []string{
 
 // keySeeds are keys of ConfigBucket, valid and nearly valid.
 var keySeeds = []string{
-	"", "cluster", "cluster.x", "tree", "tree.", "tree.physical", "tree.a=b", "tree.=a", "tree.$a",
-	"tree.a.b", "pool.t.p", "pool.t.research=alice", "pool.t", "pool..p", "pool.t.p.q",
+	"", "cluster", "cluster.x", "tree", "tree.", "tree.physical", "tree.a=b", "tree.a$b", "tree.=a", "tree.$a",
+	"tree.a.b", "pool.t.p", "pool.t.research=alice", "pool.t.research$alice", "pool.t", "pool..p", "pool.t.p.q",
 	"pool.t=x.p", "pool.t.=", "tree." + strings.Repeat("t", MaxTokenLength+1), "tree.a b", "tree.*", "tree.>",
 }
 
