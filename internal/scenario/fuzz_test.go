@@ -39,6 +39,7 @@ var scenarioSeeds = []string{
 		"steps: [{update: {elapsed: 60s}}, {remove_operations: [o1], add_operations: [{id: o3, pool: a}], " +
 		"set: {pools: {a: {weight: 2, accumulated_resource_volume: {cpu: 1}}}, operations: {o2: {jobs: []}}, tree: {main_resource: memory}}}]\n",
 	"version: 1\ncluster: {resources: {cpu: 1}}\npools: [{name: a}]\noperations: [{id: a}]\n",
+	"version: 1\ncluster: {resources: {cpu: 1}}\noperations: [{id: \"<Root>\"}]\n",
 	"{\"version\": 1, \"cluster\": {\"resources\": {\"cpu\": 1}}, \"tolerance\": \"1e-3\"}",
 	"version: 1\ncluster: &c {resources: {cpu: 1}}\nname: *c\n",
 	"version: 1\ncluster: {resources: {cpu: 1}}\nexpect: [{element: \"<Root>\", attribute: fair_share.total, value: {cpu: 1}}]\n",

@@ -106,6 +106,7 @@ func TestParseBadInputs(t *testing.T) {
 			"operations[0].usage", "usage of memory (6) exceeds demand (5)"},
 		{"operation weight 0", head + "operations: [{id: o, weight: 0}]\n", "operations[0]", `operation "o" weight: must be`},
 		{"empty operation id", head + "operations: [{id: \"\"}]\n", "operations[0]", "operation id is empty"},
+		{"root operation id", head + "operations: [{id: \"<Root>\"}]\n", "operations[0]", `operation id "<Root>" is reserved for the root`},
 
 		// Update.
 		{"repeat 0", head + "update: {repeat: 0}\n", "update.repeat", "repeat must be in [1, 1000000], got 0"},
