@@ -15,7 +15,7 @@ import (
 // amountSeeds are resource amounts, valid and nearly valid.
 var amountSeeds = []string{
 	"", "0", "1", "8", "0.5", "1.5K", "16Gi", "1Ki", "3Ti", "2T", "1e3", "1e-3", "1E3M", ".5", "5.", "-0", "-1", "+1",
-	"NaN", "nan", "Inf", "+Inf", "-Inf", "infinity", "1e308", "1e309", "Ki", "K", "1KiB", "1 K",
+	"NaN", "nan", "Inf", "+Inf", "-Inf", "infinity", "1e308", "1e309", "1e308T", "1e300Ti", "Ki", "K", "1KiB", "1 K",
 	" 1", "1 ", "0x10", "0x1p4", "1_000", "1e", "1..2", "１",
 }
 
@@ -24,6 +24,7 @@ var listSeeds = []string{
 	"cpu=8", "cpu=8,memory=16Gi,user_slots=8", " cpu = 8 , memory=16Gi", "cpu=8, memory=16Gi,user_slots=8,network=1.5K",
 	"gpu=0", "cpu=1,gpu=2,memory=3,network=4,user_slots=5", "", " ", "cpu", "cpu=", "=8", "cpu==8",
 	"CPU=1", "disk=3", "memory=3Gb", "cpu=-1", "cpu=NaN", "cpu=inf",
+	"cpu=1e308T", "memory=1e300Ti",
 	"cpu=8;memory=1", "cpu=\x00",
 }
 

@@ -135,5 +135,9 @@ func ParseAmount(s string) (float64, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
 	}
+	if v*mult > math.MaxFloat64 {
+		// A finite number times its suffix can overflow ("1e308T").
+		return 0, fmt.Errorf("%w: amount %q is too large (at most %g)", ErrInvalid, s, math.MaxFloat64)
+	}
 	return v * mult, nil
 }
