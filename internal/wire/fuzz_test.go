@@ -22,7 +22,7 @@ var amountSeeds = []string{
 // listSeeds are name=amount lists, valid and nearly valid.
 var listSeeds = []string{
 	"cpu=8", "cpu=8,memory=16Gi,user_slots=8", " cpu = 8 , memory=16Gi", "cpu=8, memory=16Gi,user_slots=8,network=1.5K",
-	"gpu=0", "cpu=1,gpu=2,memory=3,network=4,user_slots=5", "", " ", "cpu", "cpu=", "=8", "cpu==8",
+	"gpu=0", "cpu=1,gpu=2,memory=3,network=4,user_slots=5", "", " ", ",", "cpu=8,", ",cpu=8", "cpu=8,,gpu=1", "cpu=1,cpu=2", "cpu", "cpu=", "=8", "cpu==8",
 	"CPU=1", "disk=3", "memory=3Gb", "cpu=-1", "cpu=NaN", "cpu=inf",
 	"cpu=1e308T", "memory=1e300Ti",
 	"cpu=8;memory=1", "cpu=\x00",
