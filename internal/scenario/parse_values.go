@@ -230,10 +230,13 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		if math.Abs(secs) > float64(math.MaxInt64)/float64(time.Second) {
+		// float64(math.MaxInt64) is 2^63, one past the largest Duration: a
+		// number of nanoseconds that reaches it does not convert.
+		ns := math.Round(secs * float64(time.Second))
+		if math.Abs(ns) >= float64(math.MaxInt64) {
 			return 0, d.fail(path, n, "duration %s s is out of range", n.Value)
 		}
-		v = time.Duration(math.Round(secs * float64(time.Second)))
+		v = time.Duration(ns)
 	default:
 		return 0, d.fail(path, n, "want a duration (\"60s\") or a number of seconds, got %s", describe(n))
 	}
