@@ -53,6 +53,7 @@ var treeDocSeeds = []string{
 	"{pool_config_presets: {p: {ephemeral_subpool_config: {mode: fifo}, offloading_settings: {t: {share: 0.5}}}}}",
 	"{fair_share_update_period: 0.000000001, fair_share_starvation_timeout: 9223372036.8547}",
 	"{non_preemptible_resource_usage_threshold: {memory: 1Ti}, default_parent_pool: \"a\\tb\"}",
+	"{default_parent_pool: \"a\\Nb\"}", "{default_parent_pool: research$alice}",
 }
 
 var poolDocSeeds = []string{
@@ -60,6 +61,7 @@ var poolDocSeeds = []string{
 	"{config_presets: []}", "{fifo_sort_parameters: []}", "{offloading_settings: {}}",
 	"{ephemeral_subpool_config: {}}", "{integral_guarantees: {guarantee_type: relaxed, resource_flow: {cpu: 0}}}",
 	"{weight: 1e308, max_operation_count: 9007199254740992.0}",
+	"{parent: \"a\\Nb\"}", "{config_presets: [\"\\x80\"]}", "{parent: research$alice}",
 }
 
 // treesSeeds are hand-written trees files.
