@@ -174,3 +174,34 @@ func TestParseBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestParseBoundsRunningJobs checks the bound on the running jobs a
+// scenario holds in all (operations, and each step's copy of them), lowered
+// here so the test stays small: without it a few hundred bytes with a
+// million running jobs and many steps, or many such operations, expanded to
+// gigabytes.
+func TestParseBoundsRunningJobs(t *testing.T) {
+	defer func(n int) { maxRunningJobs = n }(maxRunningJobs)
+	maxRunningJobs = 20
+	ops := "operations: [{id: o, jobs: [{count: 4, running: 4, resources: {cpu: 1}}]}]\n"
+	for _, tc := range []struct{ name, src, path string }{
+		// 4 for the operation, then 4 for each step's copy.
+		{"steps", head + ops + "steps: [{}, {}, {}, {}, {}]\n", "steps[4]"},
+		{"operations", head + "operations: [{id: a, jobs: [{count: 9, running: 9, resources: {cpu: 1}}]}, " +
+			"{id: b, jobs: [{count: 12, running: 12, resources: {cpu: 1}}]}]\n", "operations[1]"},
+		// 4 for the operation, 17 for the jobs the step sets.
+		{"set jobs", head + ops + "steps: [{set: {operations: {o: {jobs: [{count: 17, running: 17, resources: {cpu: 1}}]}}}}]\n",
+			"steps[0].set.operations.o"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tc.src))
+			var se *Error
+			if !errors.As(err, &se) || se.Path != tc.path || !strings.Contains(se.Msg, "more than 20 running jobs") {
+				t.Fatalf("error = %v, want an *Error at %q naming the bound", err, tc.path)
+			}
+		})
+	}
+	if _, err := Parse("ok.yaml", []byte(head+ops+"steps: [{}, {remove_operations: [o]}, {}, {}]\n")); err != nil {
+		t.Errorf("8 running jobs in all: %v", err)
+	}
+}
