@@ -3,11 +3,13 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,6 +44,7 @@ var scenarioSeeds = []string{
 	"version: 1\ncluster: {resources: {cpu: 1}}\noperations: [{id: \"<Root>\"}]\n",
 	"{\"version\": 1, \"cluster\": {\"resources\": {\"cpu\": 1}}, \"tolerance\": \"1e-3\"}",
 	"version: 1\ncluster: &c {resources: {cpu: 1}}\nname: *c\n",
+	"version: 1\ncluster: {nodes: [{count: 2, resources: {cpu: 1e308}}]}\n",
 	"version: 1\ncluster: {resources: {cpu: 1}}\nexpect: [{element: \"<Root>\", attribute: fair_share.total, value: {cpu: 1}}]\n",
 }
 
@@ -156,13 +159,7 @@ func checkFinite(t *testing.T, where string, v reflect.Value) {
 }
 
 // FuzzParse runs scenario bytes through the code path of `sharetree
-// fairshare`: Parse, then Run, Check, WriteTable and the JSON encoding the
-// command prints. Properties: nothing panics; every Parse error is an *Error
-// wrapping ErrInvalidScenario; Run fails on a parsed scenario only with such
-// an *Error (configuration the engine refuses, which run.go documents as bad
-// input), never with an internal failure; a report has one step per
-// scenario step, unique element names per step, no NaN or infinity
-// anywhere, and encodes to valid JSON; Check and WriteTable succeed.
+// fairshare` (see checkScenario).
 func FuzzParse(f *testing.F) {
 	for _, data := range readSeeds(f, "testdata/public/*") {
 		f.Add(data)
@@ -173,51 +170,269 @@ func FuzzParse(f *testing.F) {
 	for _, s := range scenarioSeeds {
 		f.Add([]byte(s))
 	}
+	f.Fuzz(checkScenario)
+}
+
+// FuzzRunGenerated builds a well-formed scenario from the fuzzer's bytes
+// (genScenario: pools, operations and steps with extreme numbers, so that
+// most inputs parse and reach the engine, which byte-level mutation of YAML
+// rarely does) and holds it to checkScenario's properties.
+func FuzzRunGenerated(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	f.Add([]byte("\xff\x00\xff\x00\x7f\x80\x01\xfe sharetree what-if"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		const name = "fuzz.yaml"
-		file, err := Parse(name, data)
-		if err != nil {
-			checkInvalid(t, "Parse", name, data, err)
-			return
-		}
-		if file == nil || len(file.Steps) == 0 {
-			t.Fatalf("Parse(%q) = %+v: no steps", data, file)
-		}
-		if runCost(file) > runBudget {
-			return
-		}
-		rep, err := Run(file)
-		if err != nil {
-			checkInvalid(t, "Run of Parse", name, data, err)
-			return
-		}
-		if len(rep.Steps) != len(file.Steps) {
-			t.Fatalf("report has %d steps for %d scenario steps", len(rep.Steps), len(file.Steps))
-		}
-		for si, st := range rep.Steps {
-			seen := map[string]bool{}
-			for _, e := range st.Elements {
-				if seen[e.Name] {
-					t.Fatalf("report step %d lists element %q twice", si, e.Name)
-				}
-				seen[e.Name] = true
-				checkFinite(t, "steps["+st.Time+"]."+e.Name, reflect.ValueOf(e).Elem())
-			}
-		}
-		if _, err := Check(file, rep); err != nil {
-			t.Fatalf("Check: %v", err)
-		}
-		if err := WriteTable(io.Discard, rep, file.Cluster.Total); err != nil {
-			t.Fatalf("WriteTable: %v", err)
-		}
-		out, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			t.Fatalf("encoding the report: %v", err)
-		}
-		if !json.Valid(out) {
-			t.Fatalf("the report's JSON is not valid:\n%s", out)
-		}
+		checkScenario(t, genScenario(data))
 	})
+}
+
+// checkScenario parses data and, when it parses, runs it as `sharetree
+// fairshare` does: Run, then Check, WriteTable and the JSON encoding the
+// command prints. Properties: nothing panics; every Parse error is an
+// *Error wrapping ErrInvalidScenario; Run fails on a parsed scenario only
+// with such an *Error (configuration the engine refuses, which run.go
+// documents as bad input), never with an internal failure; a report has
+// one step per scenario step, unique element names per step, no NaN or
+// infinity anywhere, and encodes to valid JSON; Check and WriteTable
+// succeed.
+func checkScenario(t *testing.T, data []byte) {
+	const name = "fuzz.yaml"
+	file, err := Parse(name, data)
+	if err != nil {
+		checkInvalid(t, "Parse", name, data, err)
+		return
+	}
+	if file == nil || len(file.Steps) == 0 {
+		t.Fatalf("Parse(%q) = %+v: no steps", data, file)
+	}
+	if runCost(file) > runBudget {
+		return
+	}
+	rep, err := Run(file)
+	if err != nil {
+		checkInvalid(t, "Run of Parse", name, data, err)
+		return
+	}
+	if len(rep.Steps) != len(file.Steps) {
+		t.Fatalf("report has %d steps for %d scenario steps", len(rep.Steps), len(file.Steps))
+	}
+	for si, st := range rep.Steps {
+		seen := map[string]bool{}
+		for _, e := range st.Elements {
+			if seen[e.Name] {
+				t.Fatalf("report step %d lists element %q twice", si, e.Name)
+			}
+			seen[e.Name] = true
+			checkFinite(t, fmt.Sprintf("steps[%d].%s", si, e.Name), reflect.ValueOf(e).Elem())
+		}
+	}
+	if _, err := Check(file, rep); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if err := WriteTable(io.Discard, rep, file.Cluster.Total); err != nil {
+		t.Fatalf("WriteTable: %v", err)
+	}
+	out, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatalf("encoding the report: %v", err)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("the report's JSON is not valid:\n%s", out)
+	}
+}
+
+// picker hands out choices read from the fuzzer's bytes; past their end
+// every choice is the first.
+type picker struct{ data []byte }
+
+func (p *picker) pick(n int) int {
+	if len(p.data) == 0 || n <= 1 {
+		return 0
+	}
+	b := p.data[0]
+	p.data = p.data[1:]
+	return int(b) % n
+}
+
+func (p *picker) of(choices ...string) string { return choices[p.pick(len(choices))] }
+
+// Values the generator draws from: the edges of each key's range. Amounts
+// stay within [0.01, 1e15] and 0: amounts some 1e300 times apart (1e300
+// bytes of memory beside 1 cpu, a cluster total of 1e-300) overflow the
+// engine's arithmetic to infinities and NaN, a known defect this target
+// would otherwise report at once.
+var (
+	genAmounts   = []string{"0", "1", "0.5", "3", "10", "100", "0.01", "1e9", "1e15", "1Ti"}
+	genWeights   = []string{"1", "0.5", "2", "1.4901161193847656e-08", "67108864", "1000"}
+	genDurations = []string{"0s", "1ns", "1s", "60s", "1h", "2562047h", "0.001"}
+	genResources = []string{"cpu", "user_slots", "memory", "gpu", "network"}
+)
+
+// genResourceMap writes a resource map of up to three resources.
+func genResourceMap(p *picker) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range p.pick(4) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", p.of(genResources...), p.of(genAmounts...))
+	}
+	b.WriteString("}")
+	return dedupeKeys(b.String())
+}
+
+// dedupeKeys drops repeated keys of a one-line flow mapping, so the
+// generator does not spend its inputs on duplicate-key errors.
+func dedupeKeys(m string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(m, "{"), "}")
+	if inner == "" {
+		return m
+	}
+	seen := map[string]bool{}
+	var kept []string
+	for _, kv := range strings.Split(inner, ", ") {
+		k, _, _ := strings.Cut(kv, ":")
+		if !seen[k] {
+			seen[k] = true
+			kept = append(kept, kv)
+		}
+	}
+	return "{" + strings.Join(kept, ", ") + "}"
+}
+
+// genPool writes pool i: a parent among the earlier pools, and a choice of
+// the pool keys with edge values.
+func genPool(p *picker, i int) string {
+	var keys []string
+	if i > 0 && p.pick(2) == 1 {
+		keys = append(keys, fmt.Sprintf("parent: p%d", p.pick(i)))
+	}
+	opt := func(key, val string) {
+		if p.pick(2) == 1 {
+			keys = append(keys, key+": "+val)
+		}
+	}
+	opt("weight", p.of(genWeights...))
+	opt("mode", p.of("fair_share", "fifo"))
+	opt("strong_guarantee_resources", "{cpu: "+p.of(genAmounts...)+"}")
+	opt("resource_limits", genResourceMap(p))
+	opt("max_running_operation_count", p.of("0", "1", "2", "8"))
+	opt("fair_share_starvation_tolerance", p.of("0", "0.5", "1"))
+	opt("fifo_sort_parameters", p.of("[start_time]", "[weight, pending_job_count]"))
+	if p.pick(2) == 1 {
+		ig := "{guarantee_type: " + p.of("none", "burst", "relaxed")
+		ig += ", resource_flow: {cpu: " + p.of(genAmounts...) + "}"
+		if strings.Contains(ig, "burst") {
+			ig += ", burst_guarantee_resources: {cpu: " + p.of(genAmounts...) + "}"
+		}
+		if p.pick(2) == 1 {
+			ig += ", relaxed_share_multiplier_limit: " + p.of("1", "3", "10")
+		}
+		if p.pick(2) == 1 {
+			ig += ", can_accept_free_volume: " + p.of("true", "false")
+		}
+		keys = append(keys, "integral_guarantees: "+ig+"}")
+	}
+	opt("accumulated_resource_volume", genResourceMap(p))
+	return fmt.Sprintf("{name: p%d%s}", i, prefixed(keys))
+}
+
+// genOperation writes an operation with id, in one of the pools or the
+// root, with jobs or absolute demand and usage.
+func genOperation(p *picker, id string, pools int) string {
+	var keys []string
+	if pools > 0 && p.pick(3) > 0 {
+		keys = append(keys, fmt.Sprintf("pool: p%d", p.pick(pools)))
+	}
+	opt := func(key, val string) {
+		if p.pick(2) == 1 {
+			keys = append(keys, key+": "+val)
+		}
+	}
+	keys = append(keys, genLoad(p)...)
+	opt("weight", p.of(genWeights...))
+	opt("start_time", p.of(genDurations...))
+	opt("resource_limits", genResourceMap(p))
+	opt("is_gang", p.of("true", "false"))
+	return fmt.Sprintf("{id: %s%s}", id, prefixed(keys))
+}
+
+// genLoad writes an operation's jobs, or its demand and usage (usage a
+// fraction of demand, so that the pair is valid).
+func genLoad(p *picker) []string {
+	switch p.pick(3) {
+	case 0:
+		count := p.of("0", "1", "3", "20")
+		return []string{fmt.Sprintf("jobs: [{count: %s, running: %s, resources: %s}]", count,
+			p.of("0", "1", count), genResourceMap(p))}
+	case 1:
+		d := genResourceMap(p)
+		return []string{"demand: " + d, "usage: " + p.of("{}", d)}
+	}
+	return nil
+}
+
+func prefixed(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(keys, ", ")
+}
+
+// genScenario writes a scenario from data: a cluster, up to four pools, up
+// to four operations, an update and up to three steps that set, add and
+// remove.
+func genScenario(data []byte) []byte {
+	p := &picker{data: data}
+	var b strings.Builder
+	b.WriteString("version: 1\n")
+	if p.pick(3) == 0 {
+		fmt.Fprintf(&b, "cluster: {nodes: [{count: %s, resources: %s}]}\n", p.of("1", "3"), genResourceMap(p))
+	} else {
+		fmt.Fprintf(&b, "cluster: {resources: %s}\n", genResourceMap(p))
+	}
+	if p.pick(2) == 1 {
+		fmt.Fprintf(&b, "tree: {main_resource: %s, integral_guarantees: {smooth_period: %s}}\n", p.of("cpu", "memory"), p.of(genDurations...))
+	}
+	pools := p.pick(5)
+	if pools > 0 {
+		b.WriteString("pools:\n")
+		for i := range pools {
+			fmt.Fprintf(&b, "  - %s\n", genPool(p, i))
+		}
+	}
+	ops := p.pick(5)
+	if ops > 0 {
+		b.WriteString("operations:\n")
+		for i := range ops {
+			fmt.Fprintf(&b, "  - %s\n", genOperation(p, fmt.Sprintf("o%d", i), pools))
+		}
+	}
+	fmt.Fprintf(&b, "update: {elapsed: %s, repeat: %s}\n", p.of(genDurations...), p.of("1", "2", "5"))
+	if steps := p.pick(4); steps > 0 {
+		b.WriteString("steps:\n")
+		next := ops
+		for range steps {
+			var keys []string
+			if ops > 0 && p.pick(2) == 1 {
+				keys = append(keys, fmt.Sprintf("remove_operations: [o%d]", p.pick(ops)))
+			}
+			if p.pick(2) == 1 {
+				keys = append(keys, fmt.Sprintf("add_operations: [%s]", genOperation(p, fmt.Sprintf("o%d", next), pools)))
+				next++
+			}
+			if pools > 0 && p.pick(2) == 1 {
+				keys = append(keys, fmt.Sprintf("set: {pools: {p%d: {weight: %s, resource_limits: %s}}}", p.pick(pools),
+					p.of(genWeights...), genResourceMap(p)))
+			}
+			if p.pick(2) == 1 {
+				keys = append(keys, fmt.Sprintf("update: {elapsed: %s}", p.of(genDurations...)))
+			}
+			fmt.Fprintf(&b, "  - {%s}\n", strings.TrimPrefix(prefixed(keys), ", "))
+		}
+	}
+	return []byte(b.String())
 }
 
 // roundTripTree checks that doc, encoded as JSON and parsed again, is doc.
