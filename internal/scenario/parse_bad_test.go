@@ -50,6 +50,8 @@ func TestParseBadInputs(t *testing.T) {
 		{"pools as mapping", head + "pools: {a: {}}\n", "pools", "want a list, got a mapping"},
 		{"integer wanted", head + "pools: [{name: a, max_operation_count: 1.5}]\n", "pools[0].max_operation_count", "want an integer"},
 		{"boolean wanted", head + "operations: [{id: o, is_gang: \"yes\"}]\n", "operations[0].is_gang", "want true or false"},
+		{"nodes add up past the largest number", "version: 1\ncluster: {nodes: [{count: 2, resources: {cpu: 1e308}}]}\n",
+			"cluster.nodes", "the nodes' cpu adds up past the largest number"},
 		{"negative resource", "version: 1\ncluster: {resources: {cpu: -1}}\n", "cluster.resources.cpu", "must be a finite number >= 0"},
 		{"infinite resource", "version: 1\ncluster: {resources: {cpu: .inf}}\n", "cluster.resources.cpu", "want a finite number"},
 		{"bad resource name", "version: 1\ncluster: {resources: {disk: 1}}\n", "cluster.resources.disk", `unknown resource: "disk"`},
