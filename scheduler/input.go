@@ -90,6 +90,11 @@ func (o *Operation) Validate() error {
 	if o.ID == "" {
 		return fmt.Errorf("%w: operation id is empty", ErrInvalidOperation)
 	}
+	if o.ID == RootID {
+		// The root is reported under this name; an operation so named would
+		// be a second element of the same name in the result.
+		return fmt.Errorf("%w: operation id %q is reserved for the root", ErrInvalidOperation, o.ID)
+	}
 	if err := o.validateInputs(); err != nil {
 		return err
 	}

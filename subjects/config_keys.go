@@ -106,6 +106,11 @@ func ParseConfigKey(key string) (ConfigKey, error) {
 	if key == ConfigClusterKey {
 		return ConfigKey{Kind: ConfigKeyCluster}, nil
 	}
+	// A name's '$' is written '='; a key holding '$' itself is not one
+	// ConfigKey.String writes, and would parse like its '=' spelling.
+	if i := strings.IndexByte(key, '$'); i >= 0 {
+		return ConfigKey{}, fmt.Errorf("%w: %q has '$' at byte %d; a name's '$' is written '=' in a key", ErrInvalidKey, key, i)
+	}
 	t := strings.Split(key, ".")
 	bad := func(err error) (ConfigKey, error) {
 		return ConfigKey{}, fmt.Errorf("%w: %q: %w", ErrInvalidKey, key, err)

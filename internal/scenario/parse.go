@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -280,7 +281,13 @@ func (d *decoder) cluster(n *yaml.Node, path string) (scheduler.Cluster, error) 
 	case present["resources"]:
 		return scheduler.Cluster{Total: total.OrZero()}, nil
 	case present["nodes"]:
-		return scheduler.NewClusterFromNodes(nodes), nil
+		c := scheduler.NewClusterFromNodes(nodes)
+		for _, r := range scheduler.AllResources {
+			if math.IsInf(c.Total[r], 0) {
+				return scheduler.Cluster{}, d.fail(joinKey(path, "nodes"), deref(grpN), "the nodes' %s adds up past the largest number", r)
+			}
+		}
+		return c, nil
 	default:
 		return scheduler.Cluster{}, d.fail(path, deref(n), "give exactly one of resources and nodes")
 	}

@@ -50,6 +50,8 @@ func TestParseBadInputs(t *testing.T) {
 		{"pools as mapping", head + "pools: {a: {}}\n", "pools", "want a list, got a mapping"},
 		{"integer wanted", head + "pools: [{name: a, max_operation_count: 1.5}]\n", "pools[0].max_operation_count", "want an integer"},
 		{"boolean wanted", head + "operations: [{id: o, is_gang: \"yes\"}]\n", "operations[0].is_gang", "want true or false"},
+		{"nodes add up past the largest number", "version: 1\ncluster: {nodes: [{count: 2, resources: {cpu: 1e308}}]}\n",
+			"cluster.nodes", "the nodes' cpu adds up past the largest number"},
 		{"negative resource", "version: 1\ncluster: {resources: {cpu: -1}}\n", "cluster.resources.cpu", "must be a finite number >= 0"},
 		{"infinite resource", "version: 1\ncluster: {resources: {cpu: .inf}}\n", "cluster.resources.cpu", "want a finite number"},
 		{"bad resource name", "version: 1\ncluster: {resources: {disk: 1}}\n", "cluster.resources.disk", `unknown resource: "disk"`},
@@ -58,6 +60,8 @@ func TestParseBadInputs(t *testing.T) {
 		{"bad main resource", head + "tree: {main_resource: disk}\n", "tree.main_resource", "unknown resource"},
 		{"bad duration", head + "update: {elapsed: 5 minutes}\n", "update.elapsed", `bad duration "5 minutes"`},
 		{"negative duration", head + "update: {elapsed: -1s}\n", "update.elapsed", "must not be negative"},
+		{"duration past the largest", head + "update: {elapsed: 9223372036.854775807}\n", "update.elapsed", "duration 9223372036.854775807 s is out of range"},
+		{"largest duration", head + "update: {elapsed: 1e10}\n", "update.elapsed", "out of range"},
 		{"negative start time", head + "operations: [{id: o, start_time: -2}]\n", "operations[0].start_time", "must not be negative"},
 		{"tolerance zero", head + "tolerance: 0\n", "tolerance", "must be > 0"},
 		{"tolerance not numeric", head + "tolerance: tight\n", "tolerance", "want a number"},
@@ -106,6 +110,7 @@ func TestParseBadInputs(t *testing.T) {
 			"operations[0].usage", "usage of memory (6) exceeds demand (5)"},
 		{"operation weight 0", head + "operations: [{id: o, weight: 0}]\n", "operations[0]", `operation "o" weight: must be`},
 		{"empty operation id", head + "operations: [{id: \"\"}]\n", "operations[0]", "operation id is empty"},
+		{"root operation id", head + "operations: [{id: \"<Root>\"}]\n", "operations[0]", `operation id "<Root>" is reserved for the root`},
 
 		// Update.
 		{"repeat 0", head + "update: {repeat: 0}\n", "update.repeat", "repeat must be in [1, 1000000], got 0"},
@@ -169,5 +174,36 @@ func TestParseBadInputs(t *testing.T) {
 				t.Errorf("Msg = %q, want it to contain %q", se.Msg, tc.msg)
 			}
 		})
+	}
+}
+
+// TestParseBoundsRunningJobs checks the bound on the running jobs a
+// scenario holds in all (operations, and each step's copy of them), lowered
+// here so the test stays small: without it a few hundred bytes with a
+// million running jobs and many steps, or many such operations, expanded to
+// gigabytes.
+func TestParseBoundsRunningJobs(t *testing.T) {
+	defer func(n int) { maxRunningJobs = n }(maxRunningJobs)
+	maxRunningJobs = 20
+	ops := "operations: [{id: o, jobs: [{count: 4, running: 4, resources: {cpu: 1}}]}]\n"
+	for _, tc := range []struct{ name, src, path string }{
+		// 4 for the operation, then 4 for each step's copy.
+		{"steps", head + ops + "steps: [{}, {}, {}, {}, {}]\n", "steps[4]"},
+		{"operations", head + "operations: [{id: a, jobs: [{count: 9, running: 9, resources: {cpu: 1}}]}, " +
+			"{id: b, jobs: [{count: 12, running: 12, resources: {cpu: 1}}]}]\n", "operations[1]"},
+		// 4 for the operation, 17 for the jobs the step sets.
+		{"set jobs", head + ops + "steps: [{set: {operations: {o: {jobs: [{count: 17, running: 17, resources: {cpu: 1}}]}}}}]\n",
+			"steps[0].set.operations.o"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tc.src))
+			var se *Error
+			if !errors.As(err, &se) || se.Path != tc.path || !strings.Contains(se.Msg, "more than 20 running jobs") {
+				t.Fatalf("error = %v, want an *Error at %q naming the bound", err, tc.path)
+			}
+		})
+	}
+	if _, err := Parse("ok.yaml", []byte(head+ops+"steps: [{}, {remove_operations: [o]}, {}, {}]\n")); err != nil {
+		t.Errorf("8 running jobs in all: %v", err)
 	}
 }

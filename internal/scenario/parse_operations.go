@@ -194,8 +194,8 @@ func (d *decoder) jobGroups(n *yaml.Node, path string) ([]jobGroup, error) {
 			return nil, d.fail(joinKey(ip, "running"), node, "running %d exceeds count %d", g.running, g.count)
 		}
 		running += g.running
-		if running > maxRunningJobs {
-			return nil, d.fail(joinKey(ip, "running"), node, "more than %d running jobs in one operation", maxRunningJobs)
+		if running > maxOpRunningJobs {
+			return nil, d.fail(joinKey(ip, "running"), node, "more than %d running jobs in one operation", maxOpRunningJobs)
 		}
 		g.res = res.OrZero()
 		out = append(out, g)
@@ -264,6 +264,13 @@ func (d *decoder) resolveOperation(op *opState, path string, node *yaml.Node) er
 		NonPreemptibleResourceUsageThreshold: clonePtr(op.usageThresh),
 	}
 	if op.hasJobs {
+		running := 0
+		for _, g := range op.jobs {
+			running += g.running
+		}
+		if err := d.countJobs(running, path, node); err != nil {
+			return err
+		}
 		spec.Demand, spec.Usage = jobTotals(op.jobs)
 		haveJobResources := false
 		for _, g := range op.jobs {

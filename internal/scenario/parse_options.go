@@ -34,6 +34,9 @@ func (d *decoder) poolOptionFields(o *PoolOptions, cfg *scheduler.PoolConfig) []
 			}
 			items, _ := d.sequence(v, p)
 			for i, name := range names {
+				if err := d.liveName(items[i], joinIndex(p, i), "preset name", name); err != nil {
+					return err
+				}
 				if j := slices.Index(names[:i], name); j >= 0 {
 					return d.fail(joinIndex(p, i), deref(items[i]), "preset %q is listed twice (first at %s)", name, joinIndex(p, j))
 				}

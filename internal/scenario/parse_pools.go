@@ -85,9 +85,30 @@ func (d *decoder) pools(n *yaml.Node, path string, tree TreeDoc) ([]poolState, [
 func (d *decoder) parentField(cfg *scheduler.PoolConfig) field {
 	return field{key: "parent", set: func(v *yaml.Node, p string) error {
 		s, err := d.str(v, p)
+		if err == nil && s != "" {
+			err = d.liveName(v, p, "pool name", s)
+		}
 		cfg.Parent = scheduler.PoolID(s)
 		return err
 	}}
+}
+
+// liveName checks, in a live decoder, that a value naming a pool or a
+// preset is a name the live configuration can have (a subject token, as
+// pool and preset names are checked where they are defined). Besides an
+// early, precise error, it keeps every accepted document encodable: the
+// encoders' JSON must parse back to the same document, and the YAML reader
+// does not read every string JSON writes as it was (a NEL, U+0085, reads
+// as a line break, folded to a space; other C1 controls are refused).
+// Scenario files, which are never encoded, keep free-form names.
+func (d *decoder) liveName(v *yaml.Node, path, what, s string) error {
+	if !d.live {
+		return nil
+	}
+	if err := subjects.ValidateToken(what, s); err != nil {
+		return d.fail(path, deref(v), "%s", causeText(err, subjects.ErrInvalidToken))
+	}
+	return nil
 }
 
 // poolKeys lists the canonical keys present other than name, parent and

@@ -111,6 +111,9 @@ func (m *model) snapshot(step *Step, volumes []*scheduler.Resources) {
 func (d *decoder) steps(n *yaml.Node, path string, m *model) ([]Step, error) {
 	if n == nil {
 		step := Step{Update: m.defaultUpdate(), Expect: m.expect}
+		if err := d.countRunningJobs(m, "operations", nil); err != nil {
+			return nil, err
+		}
 		m.snapshot(&step, m.volumes)
 		return []Step{step}, nil
 	}
@@ -211,8 +214,32 @@ func (d *decoder) step(n *yaml.Node, path string, m *model, volumes []*scheduler
 		}
 		step.Expect = e
 	}
+	if err := d.countRunningJobs(m, path, deref(n)); err != nil {
+		return step, err
+	}
 	m.snapshot(&step, volumes)
 	return step, nil
+}
+
+// countRunningJobs counts the running jobs of the operations present, which
+// the step about to be built copies, and fails at path past the bound.
+func (d *decoder) countRunningJobs(m *model, path string, n *yaml.Node) error {
+	count := 0
+	for _, op := range m.ops {
+		count += len(op.resolved.Spec.Jobs)
+	}
+	return d.countJobs(count, path, n)
+}
+
+// countJobs adds count running jobs to those the scenario holds (see
+// maxRunningJobs) and fails, at path, once they pass the bound.
+func (d *decoder) countJobs(count int, path string, n *yaml.Node) error {
+	d.jobs += count
+	if d.jobs > maxRunningJobs {
+		return d.fail(path, n, "the scenario holds more than %d running jobs in all (each operation's, and again each step's "+
+			"copy of the operations present)", maxRunningJobs)
+	}
+	return nil
 }
 
 // applySet applies a step's `set`: tree first, then pools (whose volumes go

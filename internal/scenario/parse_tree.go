@@ -56,6 +56,9 @@ func (d *decoder) decodeTree(n *yaml.Node, path string, doc *TreeDoc) error {
 		d.intTo("max_running_operation_count_per_pool", &cfg.MaxRunningOperationCountPerPool),
 		{key: "default_parent_pool", set: func(v *yaml.Node, p string) error {
 			s, err := d.str(v, p)
+			if err == nil && s != "" {
+				err = d.liveName(v, p, "pool name", s)
+			}
 			cfg.DefaultParentPool = scheduler.PoolID(s)
 			return err
 		}},

@@ -24,11 +24,20 @@ const (
 
 // Limits that keep a scenario's expansion bounded.
 const (
-	maxNodes       = 1_000_000     // nodes after expanding every group
-	maxJobCount    = 1_000_000_000 // jobs in one job group
-	maxRunningJobs = 1_000_000     // running jobs of one operation (one Job each)
-	maxRepeat      = 1_000_000     // update.repeat
+	maxNodes         = 1_000_000     // nodes after expanding every group
+	maxJobCount      = 1_000_000_000 // jobs in one job group
+	maxOpRunningJobs = 1_000_000     // running jobs of one operation
+	maxRepeat        = 1_000_000     // update.repeat
 )
+
+// maxRunningJobs bounds the running jobs (one Job each) a scenario holds
+// in all: every operation's, counted again each time a step sets its jobs,
+// and each step's copy of the operations present. Without it a short file
+// (a million running jobs and a hundred empty steps, or ten such
+// operations) expanded to gigabytes; with it one operation of a million
+// running jobs still fits in three steps. A variable so that tests can
+// lower it.
+var maxRunningJobs = 4_000_000
 
 // decoder walks a scenario's node tree; file is the name used in errors.
 // A live decoder (trees files and the live configuration) also accepts the
@@ -42,6 +51,8 @@ type decoder struct {
 	file     string
 	live     bool
 	noEngine bool
+	// jobs counts the running jobs built so far (see maxRunningJobs).
+	jobs int
 }
 
 // fail returns an *Error at path; n, when it has a line, prefixes the message
@@ -230,10 +241,13 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		if math.Abs(secs) > float64(math.MaxInt64)/float64(time.Second) {
+		// float64(math.MaxInt64) is 2^63, one past the largest Duration: a
+		// number of nanoseconds that reaches it does not convert.
+		ns := math.Round(secs * float64(time.Second))
+		if math.Abs(ns) >= float64(math.MaxInt64) {
 			return 0, d.fail(path, n, "duration %s s is out of range", n.Value)
 		}
-		v = time.Duration(math.Round(secs * float64(time.Second)))
+		v = time.Duration(ns)
 	default:
 		return 0, d.fail(path, n, "want a duration (\"60s\") or a number of seconds, got %s", describe(n))
 	}

@@ -83,7 +83,8 @@ func ParseResources(s string) (scheduler.Resources, error) {
 }
 
 // ParseLimits parses the same syntax as ParseResources into a partial
-// vector: the resources named are set, the others absent (unlimited).
+// vector: the resources named are set, the others absent (unlimited). An
+// error quotes the whole input and the item at fault.
 func ParseLimits(s string) (scheduler.PartialResources, error) {
 	var out scheduler.PartialResources
 	var seen scheduler.ResourceMask
@@ -93,18 +94,18 @@ func ParseLimits(s string) (scheduler.PartialResources, error) {
 	for _, item := range strings.Split(s, ",") {
 		name, amount, ok := strings.Cut(strings.TrimSpace(item), "=")
 		if !ok {
-			return out, fmt.Errorf("%w: resources item %q: want name=amount", ErrInvalid, item)
+			return out, fmt.Errorf("%w: resources %q: item %q: want name=amount", ErrInvalid, s, item)
 		}
 		r, err := scheduler.ParseResourceType(strings.TrimSpace(name))
 		if err != nil {
-			return out, fmt.Errorf("%w: resources item %q: %w", ErrInvalid, item, err)
+			return out, fmt.Errorf("%w: resources %q: item %q: %w", ErrInvalid, s, item, err)
 		}
 		if seen.Has(r) {
-			return out, fmt.Errorf("%w: resources item %q: %s given twice", ErrInvalid, item, r)
+			return out, fmt.Errorf("%w: resources %q: item %q: %s given twice", ErrInvalid, s, item, r)
 		}
 		v, err := ParseAmount(strings.TrimSpace(amount))
 		if err != nil {
-			return out, fmt.Errorf("%w: resources item %q: %w", ErrInvalid, item, err)
+			return out, fmt.Errorf("%w: resources %q: item %q: %w", ErrInvalid, s, item, err)
 		}
 		seen = seen.With(r)
 		out = out.With(r, v)
@@ -134,6 +135,10 @@ func ParseAmount(s string) (float64, error) {
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
+	}
+	if v*mult > math.MaxFloat64 {
+		// A finite number times its suffix can overflow ("1e308T").
+		return 0, fmt.Errorf("%w: amount %q is too large (at most %g)", ErrInvalid, s, math.MaxFloat64)
 	}
 	return v * mult, nil
 }
