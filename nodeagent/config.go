@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"time"
 
@@ -110,8 +109,8 @@ func (c Config) Validate() error {
 	}
 	positive := false
 	for r, v := range c.Resources {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("%w: Resources: %s must be a finite number >= 0, got %g", ErrInvalidConfig, scheduler.ResourceType(r), v)
+		if !scheduler.ValidAmount(v) {
+			return fmt.Errorf("%w: Resources: %s %s, got %g", ErrInvalidConfig, scheduler.ResourceType(r), scheduler.AmountRule, v)
 		}
 		positive = positive || v > 0
 	}

@@ -240,8 +240,8 @@ func validResources(p PartialResources) error {
 		if !p.Set.Has(ResourceType(r)) {
 			continue
 		}
-		if v := p.Values[r]; !finite(v) || v < 0 {
-			return fmt.Errorf("%s must be a finite number >= 0, got %g", ResourceType(r), v)
+		if v := p.Values[r]; !ValidAmount(v) {
+			return fmt.Errorf("%s %s, got %g", ResourceType(r), AmountRule, v)
 		}
 	}
 	return nil

@@ -125,14 +125,14 @@ func (o *Operation) validateInputs() error {
 	}
 	for r := range NumResources {
 		name := ResourceType(r).String()
-		if v := o.Demand[r]; !finite(v) || v < 0 {
-			return o.bad("demand", "%s must be a finite number >= 0, got %g", name, v)
+		if v := o.Demand[r]; !ValidAmount(v) {
+			return o.bad("demand", "%s %s, got %g", name, AmountRule, v)
 		}
-		if v := o.Usage[r]; !finite(v) || v < 0 {
-			return o.bad("usage", "%s must be a finite number >= 0, got %g", name, v)
+		if v := o.Usage[r]; !ValidAmount(v) {
+			return o.bad("usage", "%s %s, got %g", name, AmountRule, v)
 		}
-		if v := o.JobResources[r]; !finite(v) || v < 0 {
-			return o.bad("job_resources", "%s must be a finite number >= 0, got %g", name, v)
+		if v := o.JobResources[r]; !ValidAmount(v) {
+			return o.bad("job_resources", "%s %s, got %g", name, AmountRule, v)
 		}
 	}
 	if err := validResources(o.ResourceLimits); err != nil {
@@ -159,8 +159,8 @@ func (o *Operation) validateRest() error {
 	}
 	for i, j := range o.Jobs {
 		for r := range NumResources {
-			if v := j.Usage[r]; !finite(v) || v < 0 {
-				return o.bad(fmt.Sprintf("jobs[%d].usage", i), "%s must be a finite number >= 0, got %g", ResourceType(r), v)
+			if v := j.Usage[r]; !ValidAmount(v) {
+				return o.bad(fmt.Sprintf("jobs[%d].usage", i), "%s %s, got %g", ResourceType(r), AmountRule, v)
 			}
 		}
 	}

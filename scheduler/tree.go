@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -329,8 +330,16 @@ func (t *tree) build(snap *Snapshot) error {
 		return err
 	}
 	for i := range snap.Cluster.Total {
-		if v := snap.Cluster.Total[i]; !finite(v) || v < 0 {
-			return fmt.Errorf("%w: cluster total %s must be a finite number >= 0, got %g", ErrInvalidConfig, ResourceType(i), v)
+		if v := snap.Cluster.Total[i]; !validTotal(v) {
+			return fmt.Errorf("%w: cluster total %s must be 0 or a number in [%g, %g], got %g", ErrInvalidConfig, ResourceType(i), MinAmount, MaxClusterAmount, v)
+		}
+	}
+	for k := range snap.Cluster.Nodes {
+		n := &snap.Cluster.Nodes[k]
+		for i, v := range n.Resources {
+			if !ValidAmount(v) {
+				return fmt.Errorf("%w: node %q resources %s %s, got %g", ErrInvalidConfig, n.ID, ResourceType(i), AmountRule, v)
+			}
 		}
 	}
 	t.gen++
@@ -652,10 +661,47 @@ func (t *tree) loadPrevious(prev *State) error {
 	if err := flush(); err != nil {
 		return err
 	}
+	bad := false
 	for id, st := range prev.Pools {
 		if pi, ok := t.poolIdx[id]; ok {
 			t.prevSince[t.slots[pi+1].elem] = st.BelowFairShareSince
 		}
+		bad = bad || !validPoolState(&st)
+	}
+	if bad {
+		return badPoolState(prev.Pools)
+	}
+	return nil
+}
+
+// validPoolState reports whether a pool's previous state holds volumes
+// and a share ratio the integral arithmetic stays finite with.
+func validPoolState(st *PoolState) bool {
+	for _, v := range st.AccumulatedVolume {
+		if !validVolume(v) {
+			return false
+		}
+	}
+	r := st.LastIntegralShareRatio
+	return r >= 0 && r <= MaxShareRatio
+}
+
+// badPoolState is the ErrInvalidState of the first pool (by name) whose
+// previous state validPoolState refuses.
+func badPoolState(pools map[PoolID]PoolState) error {
+	for _, id := range slices.Sorted(maps.Keys(pools)) {
+		st := pools[id]
+		if validPoolState(&st) {
+			continue
+		}
+		for r, v := range st.AccumulatedVolume {
+			if !validVolume(v) {
+				return fmt.Errorf("%w: pool %q accumulated volume %s must be a number in [0, %g], got %g",
+					ErrInvalidState, id, ResourceType(r), MaxVolume, v)
+			}
+		}
+		return fmt.Errorf("%w: pool %q last integral share ratio must be a number in [0, %g], got %g",
+			ErrInvalidState, id, MaxShareRatio, st.LastIntegralShareRatio)
 	}
 	return nil
 }

@@ -203,8 +203,8 @@ func (c *Config) Validate() error {
 	}{{"NodeResources", c.NodeResources}, {"JobResources", c.JobResources}} {
 		positive := false
 		for i, x := range v.r {
-			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return bad(v.field, "%s must be a finite number >= 0, got %g", scheduler.ResourceType(i), x)
+			if !scheduler.ValidAmount(x) {
+				return bad(v.field, "%s %s, got %g", scheduler.ResourceType(i), scheduler.AmountRule, x)
 			}
 			positive = positive || x > 0
 		}

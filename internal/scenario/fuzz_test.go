@@ -257,12 +257,11 @@ func (p *picker) pick(n int) int {
 func (p *picker) of(choices ...string) string { return choices[p.pick(len(choices))] }
 
 // Values the generator draws from: the edges of each key's range. Amounts
-// stay within [0.01, 1e15] and 0: amounts some 1e300 times apart (1e300
-// bytes of memory beside 1 cpu, a cluster total of 1e-300) overflow the
-// engine's arithmetic to infinities and NaN, a known defect this target
-// would otherwise report at once.
+// reach both ends of the range the engine accepts (scheduler.MinAmount,
+// scheduler.MaxAmount): amounts that far apart once overflowed its
+// arithmetic to infinities and NaN.
 var (
-	genAmounts   = []string{"0", "1", "0.5", "3", "10", "100", "0.01", "1e9", "1e15", "1Ti"}
+	genAmounts   = []string{"0", "1", "0.5", "3", "10", "100", "0.01", "1e9", "1e15", "1Ti", "1e-9", "1e18"}
 	genWeights   = []string{"1", "0.5", "2", "1.4901161193847656e-08", "67108864", "1000"}
 	genDurations = []string{"0s", "1ns", "1s", "60s", "1h", "2562047h", "0.001"}
 	genResources = []string{"cpu", "user_slots", "memory", "gpu", "network"}

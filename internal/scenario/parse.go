@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 
@@ -281,13 +280,9 @@ func (d *decoder) cluster(n *yaml.Node, path string) (scheduler.Cluster, error) 
 	case present["resources"]:
 		return scheduler.Cluster{Total: total.OrZero()}, nil
 	case present["nodes"]:
-		c := scheduler.NewClusterFromNodes(nodes)
-		for _, r := range scheduler.AllResources {
-			if math.IsInf(c.Total[r], 0) {
-				return scheduler.Cluster{}, d.fail(joinKey(path, "nodes"), deref(grpN), "the nodes' %s adds up past the largest number", r)
-			}
-		}
-		return c, nil
+		// At most maxNodes nodes of at most scheduler.MaxAmount each: the
+		// totals stay within scheduler.MaxClusterAmount.
+		return scheduler.NewClusterFromNodes(nodes), nil
 	default:
 		return scheduler.Cluster{}, d.fail(path, deref(n), "give exactly one of resources and nodes")
 	}

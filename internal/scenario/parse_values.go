@@ -316,8 +316,8 @@ func (d *decoder) resourceValue(n *yaml.Node, path string) (float64, error) {
 	default:
 		return 0, d.fail(path, n, "want a resource amount (a number or a string such as \"10Gi\"), got %s", describe(n))
 	}
-	if v < 0 || math.IsInf(v, 0) {
-		return 0, d.fail(path, n, "resource amount %s must be a finite number >= 0", n.Value)
+	if !scheduler.ValidAmount(v) {
+		return 0, d.fail(path, n, "resource amount %s %s", n.Value, scheduler.AmountRule)
 	}
 	return v, nil
 }

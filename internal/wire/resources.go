@@ -23,8 +23,8 @@ func Resources(field string, r *pb.Resources) (scheduler.Resources, error) {
 	}
 	out = scheduler.Resources{r.GetUserSlots(), r.GetCpu(), r.GetGpu(), r.GetMemory(), r.GetNetwork()}
 	for i, v := range out {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return scheduler.Resources{}, fmt.Errorf("%w: %s.%s must be a finite number >= 0, got %g", ErrInvalid, field, scheduler.ResourceType(i), v)
+		if !scheduler.ValidAmount(v) {
+			return scheduler.Resources{}, fmt.Errorf("%w: %s.%s %s, got %g", ErrInvalid, field, scheduler.ResourceType(i), scheduler.AmountRule, v)
 		}
 	}
 	return out, nil
@@ -49,8 +49,8 @@ func Limits(field string, l *pb.ResourceLimits) (scheduler.PartialResources, err
 		if p == nil {
 			continue
 		}
-		if v := *p; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return scheduler.PartialResources{}, fmt.Errorf("%w: %s.%s must be a finite number >= 0, got %g", ErrInvalid, field, scheduler.ResourceType(i), v)
+		if v := *p; !scheduler.ValidAmount(v) {
+			return scheduler.PartialResources{}, fmt.Errorf("%w: %s.%s %s, got %g", ErrInvalid, field, scheduler.ResourceType(i), scheduler.AmountRule, v)
 		}
 		out = out.With(scheduler.ResourceType(i), *p)
 	}
@@ -121,8 +121,9 @@ var suffixes = []struct {
 	{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
 }
 
-// ParseAmount parses one resource amount: a finite number >= 0 with an
-// optional suffix Ki, Mi, Gi, Ti, K, M, G or T.
+// ParseAmount parses one resource amount: a number with an optional suffix
+// Ki, Mi, Gi, Ti, K, M, G or T whose value the engine accepts (0 or a
+// number in [scheduler.MinAmount, scheduler.MaxAmount]).
 func ParseAmount(s string) (float64, error) {
 	mult := 1.0
 	num := s
@@ -136,9 +137,9 @@ func ParseAmount(s string) (float64, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
 	}
-	if v*mult > math.MaxFloat64 {
-		// A finite number times its suffix can overflow ("1e308T").
-		return 0, fmt.Errorf("%w: amount %q is too large (at most %g)", ErrInvalid, s, math.MaxFloat64)
+	if a := v * mult; !scheduler.ValidAmount(a) {
+		// (A finite number times its suffix can also overflow: "1e308T".)
+		return 0, fmt.Errorf("%w: amount %q is %g: it %s", ErrInvalid, s, a, scheduler.AmountRule)
 	}
 	return v * mult, nil
 }
