@@ -268,6 +268,11 @@ func FuzzNormalizeSpec(f *testing.F) {
 	}
 	f.Add([]byte{}, "", "")
 	f.Fuzz(func(t *testing.T, data []byte, defaultTree, probe string) {
+		if defaultTree != "" && subjects.ValidateToken("tree name", defaultTree) != nil {
+			// The root's default tree is the name of one of its trees,
+			// which the configuration validates as a subject token.
+			return
+		}
 		in := &pb.OperationSpec{}
 		if err := proto.Unmarshal(data, in); err != nil {
 			return // the server answers "invalid payload" before validation

@@ -32,6 +32,8 @@ pool_config_presets: {capped: {resource_limits: {gpu: 8}}}, fair_share_preemptio
 		`{"fair_share_starvation_timeout":"1m0s","main_resource":"gpu","max_ephemeral_pool_per_user":2,"node_tag_filter":"gpu & !spot","pool_config_presets":{"capped":{"resource_limits":{"gpu":8}}}}`,
 		"main_resource: cpu\npool_config_presets: {small: {max_running_operation_count: 2}}\n",
 		"{node_tag_filter: cloud}",
+		// JSON as other writers produce it: escaped characters, 0.0.
+		`{"default_parent_pool":"r\u00e9search","fair_share_starvation_tolerance":0.0,"non_preemptible_resource_usage_threshold":{"cpu":"0","memory":"1.5Gi"}}`,
 		// fullTree of internal/scenario's tests: every tree key.
 		`
 main_resource: memory
@@ -84,6 +86,7 @@ ephemeral_subpool_config: {mode: fifo, max_running_operation_count: 1, max_opera
 		"{integral_guarantees: {guarantee_type: burst, resource_flow: {cpu: 10}, burst_guarantee_resources: {cpu: 40}}}",
 		"{integral_guarantees: {guarantee_type: relaxed, resource_flow: {cpu: 20}}, config_presets: [small]}",
 		"{mode: fair_share, strong_guarantee_resources: {}, integral_guarantees: {}}",
+		`{"parent":"r\u00e9search","weight":0.0,"resource_limits":{"cpu":0.0},"config_presets":["sm\u0061ll"]}`,
 		// fullPool of internal/scenario's tests: every pool key.
 		`
 parent: research
@@ -113,7 +116,7 @@ enable_lightweight_operations: true
 		"{resource_limits: {disk: 1}}",
 		"{config_presets: [a, a]}",
 	}
-	fuzzClusterDocs = []string{"", "{}", `{"default_tree":"a"}`, "default_tree: physical", "{default_tree: null}", "{colour: red}", "{default_tree: 5}", "[a]"}
+	fuzzClusterDocs = []string{"", "{}", `{"default_tree":"a"}`, "default_tree: physical", "{default_tree: null}", "{colour: red}", "{default_tree: 5}", "[a]", `{"default_tree":"ph\u00fdsical"}`}
 )
 
 // decoderRules are the rules a decoding error may carry (fromScenario).
