@@ -58,6 +58,7 @@ func TestParseBadInputs(t *testing.T) {
 		{"bad main resource", head + "tree: {main_resource: disk}\n", "tree.main_resource", "unknown resource"},
 		{"bad duration", head + "update: {elapsed: 5 minutes}\n", "update.elapsed", `bad duration "5 minutes"`},
 		{"negative duration", head + "update: {elapsed: -1s}\n", "update.elapsed", "must not be negative"},
+		{"duration out of range", head + "update: {elapsed: 9223372036.854775807}\n", "update.elapsed", "out of range"},
 		{"negative start time", head + "operations: [{id: o, start_time: -2}]\n", "operations[0].start_time", "must not be negative"},
 		{"tolerance zero", head + "tolerance: 0\n", "tolerance", "must be > 0"},
 		{"tolerance not numeric", head + "tolerance: tight\n", "tolerance", "want a number"},

@@ -240,7 +240,9 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		if math.Abs(secs) > float64(math.MaxInt64)/float64(time.Second) {
+		// >=: float64(math.MaxInt64) is 2^63, and a number of seconds
+		// equal to the bound converts to 2^63 ns, which overflows.
+		if math.Abs(secs) >= float64(math.MaxInt64)/float64(time.Second) {
 			return 0, d.fail(path, n, "duration %s s is out of range", n.Value)
 		}
 		v = time.Duration(math.Round(secs * float64(time.Second)))
