@@ -144,6 +144,9 @@ func checkDecodeError(t *testing.T, err error, tree, pool string) {
 		t.Errorf("error %v has no message", err)
 	}
 	text := err.Error()
+	if !strings.HasPrefix(text, "treeconf: ") || strings.HasPrefix(text, "treeconf::") {
+		t.Errorf("error text %q is not \"treeconf: \" and the object or the message", text)
+	}
 	if tree != "" && !strings.Contains(text, fmt.Sprintf("tree %q", tree)) {
 		t.Errorf("error text %q does not name tree %q", text, tree)
 	}
