@@ -173,7 +173,17 @@ func (d *decoder) number(n *yaml.Node, path string) (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, d.fail(path, n, "want a finite number, got %s", n.Value)
 	}
-	return v, nil
+	return unsignedZero(v), nil
+}
+
+// unsignedZero returns v with the sign of a zero dropped. -0 equals 0, but
+// its JSON is "-0", which reads back as the integer 0 and encodes as "0":
+// a stored document with -0 would not be canonical.
+func unsignedZero(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
 }
 
 // numberOrNumericString decodes a finite number that may also be written as
@@ -319,7 +329,7 @@ func (d *decoder) resourceValue(n *yaml.Node, path string) (float64, error) {
 	if !scheduler.ValidAmount(v) {
 		return 0, d.fail(path, n, "resource amount %s %s", n.Value, scheduler.AmountRule)
 	}
-	return v, nil
+	return unsignedZero(v), nil
 }
 
 // resources decodes a resource map ({cpu: 10, memory: 1Gi}); Set marks the

@@ -111,10 +111,11 @@ type RuleError struct {
 	Msg string
 }
 
-// Error returns `tree "T" pool "P" KEY: MSG [rule RULE]`.
+// Error returns `tree "T" pool "P" KEY: MSG [rule RULE]`, or `MSG [rule
+// RULE]` when it names no tree, pool or key (a cluster document that does
+// not parse).
 func (e *RuleError) Error() string {
 	var b strings.Builder
-	b.WriteString("treeconf: ")
 	if e.Tree != "" {
 		fmt.Fprintf(&b, "tree %q ", e.Tree)
 	}
@@ -124,8 +125,10 @@ func (e *RuleError) Error() string {
 	if e.Key != "" {
 		b.WriteString(e.Key + " ")
 	}
-	s := strings.TrimSuffix(b.String(), " ")
-	return fmt.Sprintf("%s: %s [rule %s]", s, e.Msg, e.Rule)
+	if b.Len() == 0 {
+		return fmt.Sprintf("treeconf: %s [rule %s]", e.Msg, e.Rule)
+	}
+	return fmt.Sprintf("treeconf: %s: %s [rule %s]", strings.TrimSuffix(b.String(), " "), e.Msg, e.Rule)
 }
 
 // Unwrap returns ErrInvalid, and ErrInUse for the removal rules or

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
@@ -99,7 +100,8 @@ func DecodePool(tree, name string, data []byte) (Pool, error) {
 // documents always marshal; a value that does not (a non-finite number set
 // in code) is an invalid_value error.
 // Characters such as '&' (node_tag_filter) are not escaped, so the stored
-// document reads as written.
+// document reads as written; the characters the YAML reader refuses or
+// reads as a line break when they appear as such are (yamlEscape).
 func canonicalJSON(m map[string]any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -107,5 +109,33 @@ func canonicalJSON(m map[string]any) ([]byte, error) {
 	if err := enc.Encode(m); err != nil {
 		return nil, ruleErr(RuleInvalidValue, "", "", "", "document does not encode as JSON: %v", err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return yamlEscape(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// yamlEscape writes as \uXXXX escapes the characters encoding/json leaves
+// as they are but the YAML reader, which decodes stored documents, does not
+// read back: DEL and the C1 controls (refused as control characters, but
+// for U+0085, which is a line break and folds to a space inside a quoted
+// string) and the noncharacters U+FFFE and U+FFFF (refused). A document
+// can hold them only inside strings (its structure is ASCII), where the
+// escape reads back as the character.
+func yamlEscape(data []byte) []byte {
+	if !bytes.ContainsFunc(data, yamlUnreadable) {
+		return data
+	}
+	out := make([]byte, 0, len(data)+16)
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if yamlUnreadable(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, data[:size]...)
+		}
+		data = data[size:]
+	}
+	return out
+}
+
+func yamlUnreadable(r rune) bool {
+	return r >= 0x7f && r <= 0x9f || r == 0xfffe || r == 0xffff
 }

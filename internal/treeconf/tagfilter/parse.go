@@ -17,7 +17,10 @@ const (
 )
 
 // Parse parses a node_tag_filter expression. The error wraps ErrInvalid and
-// names the byte offset and what was expected there.
+// names the byte offset and what was expected there. Both the expression
+// and its canonical text ([Filter.String], which puts spaces around the
+// operators) must be at most MaxLength bytes, so the canonical text parses
+// again.
 func Parse(s string) (Filter, error) {
 	if len(s) > MaxLength {
 		return Filter{}, fmt.Errorf("%w: expression is %d bytes, at most %d allowed", ErrInvalid, len(s), MaxLength)
@@ -34,7 +37,11 @@ func Parse(s string) (Filter, error) {
 	if p.pos != len(s) {
 		return Filter{}, p.fail("unexpected %q; want \"&\", \"|\" or the end", s[p.pos])
 	}
-	return Filter{root: n}, nil
+	f := Filter{root: n}
+	if c := f.String(); len(c) > MaxLength {
+		return Filter{}, fmt.Errorf("%w: expression is %d bytes in canonical form (%.20q…), at most %d allowed", ErrInvalid, len(c), c, MaxLength)
+	}
+	return f, nil
 }
 
 // MustParse is Parse for expressions known to be valid (tests, constants);
