@@ -26,7 +26,7 @@ const MaxJobCount = 1_000_000
 // node-dependent checks happen in the root.
 func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec, *pb.Error) {
 	invalid := func(field, format string, args ...any) (*pb.OperationSpec, *pb.Error) {
-		return nil, pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field, "%s: %s", field, fmt.Sprintf(format, args...))
+		return nil, invalidArg(field, format, args...)
 	}
 	if in == nil {
 		return invalid("spec", "missing")
@@ -59,6 +59,9 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		case *pb.TaskSpec_Command:
 			if len(r.Command.GetArgv()) == 0 || r.Command.GetArgv()[0] == "" {
 				return invalid(f+".command.argv", "empty; give the program and its arguments")
+			}
+			if e := checkCommand(f+".command", r.Command); e != nil {
+				return nil, e
 			}
 		case *pb.TaskSpec_SimulatedDuration:
 			if err := r.SimulatedDuration.CheckValid(); err != nil || r.SimulatedDuration.AsDuration() < 0 {
@@ -123,6 +126,39 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		}
 	}
 	return spec, nil
+}
+
+// checkCommand refuses what no process can be started with (the node
+// agent's exec would fail every job of the operation): a NUL byte in an
+// argument, the working directory or the environment, and an environment
+// name that is empty or holds '='. The names are checked in sorted order,
+// so the error names the same one every time.
+func checkCommand(f string, c *pb.Command) *pb.Error {
+	for i, a := range c.GetArgv() {
+		if strings.IndexByte(a, 0) >= 0 {
+			return invalidArg(fmt.Sprintf("%s.argv[%d]", f, i), "holds a NUL byte, which no process argument can")
+		}
+	}
+	if strings.IndexByte(c.GetWorkingDir(), 0) >= 0 {
+		return invalidArg(f+".working_dir", "holds a NUL byte, which no path can")
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.GetEnv())) {
+		switch {
+		case k == "":
+			return invalidArg(f+".env", "has an empty variable name")
+		case strings.ContainsAny(k, "=\x00"):
+			return invalidArg(f+".env", "variable name %q holds '=' or a NUL byte", k)
+		case strings.IndexByte(c.GetEnv()[k], 0) >= 0:
+			return invalidArg(f+".env", "variable %s's value holds a NUL byte", k)
+		}
+	}
+	return nil
+}
+
+// invalidArg is normalizeSpec's INVALID_ARGUMENT error for a field:
+// "FIELD: what is wrong".
+func invalidArg(field, format string, args ...any) *pb.Error {
+	return pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field, "%s: %s", field, fmt.Sprintf(format, args...))
 }
 
 func checkWeight(w float64) string {

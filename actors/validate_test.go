@@ -46,6 +46,21 @@ func TestNormalizeSpecRefusals(t *testing.T) {
 		{"spec.tasks[0].command.argv", func(s *pb.OperationSpec) {
 			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{}}
 		}},
+		{"spec.tasks[0].command.argv[1]", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"echo", "a\x00b"}}}
+		}},
+		{"spec.tasks[0].command.working_dir", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"true"}, WorkingDir: "/tmp\x00"}}
+		}},
+		{"spec.tasks[0].command.env", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"true"}, Env: map[string]string{"": "x"}}}
+		}},
+		{"spec.tasks[0].command.env", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"true"}, Env: map[string]string{"A=B": "x"}}}
+		}},
+		{"spec.tasks[0].command.env", func(s *pb.OperationSpec) {
+			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"true"}, Env: map[string]string{"A": "x\x00"}}}
+		}},
 		{"spec.tasks[1].name", func(s *pb.OperationSpec) {
 			s.Tasks[0].Name = "x"
 			s.Tasks = append(s.Tasks, &pb.TaskSpec{Name: "x", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
