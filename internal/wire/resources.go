@@ -134,12 +134,19 @@ func ParseAmount(s string) (float64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || !decimal(num) {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
 	}
 	if a := v * mult; !scheduler.ValidAmount(a) {
 		// (A finite number times its suffix can also overflow: "1e308T".)
 		return 0, fmt.Errorf("%w: amount %q is %g: it %s", ErrInvalid, s, a, scheduler.AmountRule)
 	}
-	return v * mult, nil
+	return v*mult + 0, nil // + 0: "-0" is 0
+}
+
+// decimal reports whether s is spelled with decimal digits, a point, an
+// exponent and signs only, as scenario files spell amounts (ParseFloat
+// also reads hex, "0x10", and underscores, "1_000").
+func decimal(s string) bool {
+	return strings.Trim(s, "0123456789.eE+-") == ""
 }

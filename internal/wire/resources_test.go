@@ -20,7 +20,11 @@ func TestParseResources(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"", "cpu", "cpu=", "cpu=-1", "cpu=NaN", "cpu=inf", "disk=3", "cpu=1,cpu=2", "memory=3Gb"} {
+	if v, err := ParseAmount("-0"); err != nil || math.Signbit(v) {
+		t.Errorf(`ParseAmount("-0") = %v, %v; want 0`, v, err)
+	}
+	for _, bad := range []string{"", "cpu", "cpu=", "cpu=-1", "cpu=NaN", "cpu=inf", "disk=3", "cpu=1,cpu=2", "memory=3Gb",
+		"cpu=0x10", "cpu=0x1p4", "cpu=1_000", "cpu=1e-10", "memory=2e18", "cpu=1e308T"} {
 		if _, err := ParseResources(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ParseResources(%q) error = %v, want ErrInvalid", bad, err)
 		}
