@@ -3,6 +3,8 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,60 +14,21 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 )
 
-// fullTree gives every tree key, options included.
-const fullTree = `
-main_resource: memory
-infer_weight_from_guarantees_share_multiplier: 2
-fair_share_starvation_tolerance: 0.7
-fair_share_preemption_timeout: 40s
-fair_share_aggressive_starvation_timeout: 2m
-enable_aggressive_starvation: true
-enable_pool_starvation: false
-preemption_satisfaction_threshold: 0.9
-aggressive_preemption_satisfaction_threshold: 0.5
-non_preemptible_resource_usage_threshold: {cpu: 1, memory: 1Gi}
-allocation_count_preemption_timeout_coefficient: 2.5
-max_operation_count: 100
-max_operation_count_per_pool: 20
-max_running_operation_count: 50
-max_running_operation_count_per_pool: 5
-default_parent_pool: research
-enable_step_function_for_gang_operations: true
-fair_share_update_period: 500ms
-preemptive_scheduling_backoff: 3s
-job_interrupt_timeout: 7s
-allocation_graceful_preemption_timeout: 61s
-integral_guarantees: {smooth_period: 30s, relaxed_share_multiplier_limit: 4}
-nodes_filter: "gpu&(rack1|rack2)"
-max_ephemeral_pools_per_user: 3
-forbid_immediate_operations_in_root: false
-pool_config_presets:
-  small: {max_running_operation_count: 2, resource_limits: {cpu: 10}}
-  fifo: {mode: fifo, fifo_sort_parameters: [start_time], ephemeral_subpool_config: {mode: fifo}}
-`
+// fullTree gives every tree key, options included (testdata/full-tree.yaml).
+var fullTree = readTestdata("full-tree.yaml")
 
-// fullPool gives every pool key, options included.
-const fullPool = `
-parent: research
-weight: 2.5
-mode: fifo
-min_share_resources: {cpu: 10, memory: 20Gi}
-resource_limits: {gpu: 4}
-max_running_operation_count: 3
-max_operation_count: 9
-fifo_sort_parameters: [pending_allocation_count, weight]
-fair_share_starvation_tolerance: 0.5
-fair_share_starvation_timeout: 1m
-enable_aggressive_starvation: false
-non_preemptible_resource_usage_threshold: {user_slots: 3}
-integral_guarantees: {guarantee_type: burst, resource_flow: {cpu: 1000}, burst_guarantee_resources: {cpu: 2000}, can_accept_free_volume: false}
-forbid_immediate_operations: true
-create_ephemeral_subpools: true
-ephemeral_subpool_config: {mode: fifo, max_running_operation_count: 1, max_operation_count: 4, resource_limits: {cpu: 8}}
-offloading_settings: {cloud: {pool: research-off, share: 0.25}, backup: {}}
-config_presets: [small, fifo]
-enable_lightweight_operations: true
-`
+// fullPool gives every pool key, options included (testdata/full-pool.yaml).
+var fullPool = readTestdata("full-pool.yaml")
+
+// readTestdata returns a file of testdata/ (internal/treeconf's fuzz
+// targets seed with the same documents).
+func readTestdata(name string) string {
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
 
 func TestParseTreeDocAllKeys(t *testing.T) {
 	doc, err := ParseTreeDoc("tree", []byte(fullTree))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,37 +36,6 @@ pool_config_presets: {capped: {resource_limits: {gpu: 8}}}, fair_share_preemptio
 		"{node_tag_filter: cloud}",
 		// JSON as other writers produce it: escaped characters, 0.0.
 		`{"default_parent_pool":"r\u00e9search","fair_share_starvation_tolerance":0.0,"non_preemptible_resource_usage_threshold":{"cpu":"0","memory":"1.5Gi"}}`,
-		// fullTree of internal/scenario's tests: every tree key.
-		`
-main_resource: memory
-infer_weight_from_guarantees_share_multiplier: 2
-fair_share_starvation_tolerance: 0.7
-fair_share_preemption_timeout: 40s
-fair_share_aggressive_starvation_timeout: 2m
-enable_aggressive_starvation: true
-enable_pool_starvation: false
-preemption_satisfaction_threshold: 0.9
-aggressive_preemption_satisfaction_threshold: 0.5
-non_preemptible_resource_usage_threshold: {cpu: 1, memory: 1Gi}
-allocation_count_preemption_timeout_coefficient: 2.5
-max_operation_count: 100
-max_operation_count_per_pool: 20
-max_running_operation_count: 50
-max_running_operation_count_per_pool: 5
-default_parent_pool: research
-enable_step_function_for_gang_operations: true
-fair_share_update_period: 500ms
-preemptive_scheduling_backoff: 3s
-job_interrupt_timeout: 7s
-allocation_graceful_preemption_timeout: 61s
-integral_guarantees: {smooth_period: 30s, relaxed_share_multiplier_limit: 4}
-nodes_filter: "gpu&(rack1|rack2)"
-max_ephemeral_pools_per_user: 3
-forbid_immediate_operations_in_root: false
-pool_config_presets:
-  small: {max_running_operation_count: 2, resource_limits: {cpu: 10}}
-  fifo: {mode: fifo, fifo_sort_parameters: [start_time], ephemeral_subpool_config: {mode: fifo}}
-`,
 		// Refused.
 		"{node_tag_filter: 'a & (b'}",
 		"{colour: red}",
@@ -87,28 +58,6 @@ ephemeral_subpool_config: {mode: fifo, max_running_operation_count: 1, max_opera
 		"{integral_guarantees: {guarantee_type: relaxed, resource_flow: {cpu: 20}}, config_presets: [small]}",
 		"{mode: fair_share, strong_guarantee_resources: {}, integral_guarantees: {}}",
 		`{"parent":"r\u00e9search","weight":0.0,"resource_limits":{"cpu":0.0},"config_presets":["sm\u0061ll"]}`,
-		// fullPool of internal/scenario's tests: every pool key.
-		`
-parent: research
-weight: 2.5
-mode: fifo
-min_share_resources: {cpu: 10, memory: 20Gi}
-resource_limits: {gpu: 4}
-max_running_operation_count: 3
-max_operation_count: 9
-fifo_sort_parameters: [pending_allocation_count, weight]
-fair_share_starvation_tolerance: 0.5
-fair_share_starvation_timeout: 1m
-enable_aggressive_starvation: false
-non_preemptible_resource_usage_threshold: {user_slots: 3}
-integral_guarantees: {guarantee_type: burst, resource_flow: {cpu: 1000}, burst_guarantee_resources: {cpu: 2000}, can_accept_free_volume: false}
-forbid_immediate_operations: true
-create_ephemeral_subpools: true
-ephemeral_subpool_config: {mode: fifo, max_running_operation_count: 1, max_operation_count: 4, resource_limits: {cpu: 8}}
-offloading_settings: {cloud: {pool: research-off, share: 0.25}, backup: {}}
-config_presets: [small, fifo]
-enable_lightweight_operations: true
-`,
 		// Refused.
 		"{weight: {a: [}}",
 		"{offloading_settings: {cloud: {pool: nope, share: 2}}}",
@@ -188,6 +137,15 @@ func checkRoundTrip[T any](t *testing.T, v T, encode func(T) ([]byte, error), de
 	}
 }
 
+// scenarioTestdata reads a document of internal/scenario's tests.
+func scenarioTestdata(f *testing.F, name string) []byte {
+	data, err := os.ReadFile(filepath.Join("..", "scenario", "testdata", name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return data
+}
+
 // FuzzDecodeTree: DecodeTree refuses with a *RuleError naming the tree, or
 // accepts a tree whose JSON round-trips (checkRoundTrip) and whose stored
 // node_tag_filter parses to itself.
@@ -195,6 +153,7 @@ func FuzzDecodeTree(f *testing.F) {
 	for _, d := range fuzzTreeDocs {
 		f.Add([]byte(d))
 	}
+	f.Add(scenarioTestdata(f, "full-tree.yaml")) // every tree key
 	const name = "physical"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tree, err := DecodeTree(name, data)
@@ -221,6 +180,7 @@ func FuzzDecodePool(f *testing.F) {
 	for _, d := range fuzzPoolDocs {
 		f.Add([]byte(d))
 	}
+	f.Add(scenarioTestdata(f, "full-pool.yaml")) // every pool key
 	const tree, name = "physical", "research$alice"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pool, err := DecodePool(tree, name, data)
