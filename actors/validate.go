@@ -36,6 +36,7 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		return invalid("spec.tasks", "an operation needs at least one task")
 	}
 	names := map[string]int{}
+	var demand scheduler.Resources // all the jobs' resources
 	for i, t := range spec.GetTasks() {
 		f := fmt.Sprintf("spec.tasks[%d]", i)
 		if t.GetName() == "" {
@@ -54,6 +55,15 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		}
 		if res.IsZero() {
 			return invalid(f+".job_resources", "a job must need some resource")
+		}
+		for r, v := range res {
+			// The operation's demand is an amount the engine takes (see
+			// scheduler.MaxAmount); past it, every update of its trees
+			// would be refused.
+			if demand[r] += float64(t.GetJobCount()) * v; demand[r] > scheduler.MaxAmount {
+				return invalid(f+".job_count", "the operation's jobs need %g %s in all (up to this task), more than the largest amount %g",
+					demand[r], scheduler.ResourceType(r), scheduler.MaxAmount)
+			}
 		}
 		switch r := t.GetRun().(type) {
 		case *pb.TaskSpec_Command:

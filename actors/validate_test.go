@@ -61,6 +61,14 @@ func TestNormalizeSpecRefusals(t *testing.T) {
 		{"spec.tasks[0].command.env", func(s *pb.OperationSpec) {
 			s.Tasks[0].Run = &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"true"}, Env: map[string]string{"A": "x\x00"}}}
 		}},
+		{"spec.tasks[0].job_count", func(s *pb.OperationSpec) {
+			s.Tasks[0].JobCount, s.Tasks[0].JobResources = 1000, &pb.Resources{Memory: 2e15} // 2e18 bytes in all
+		}},
+		{"spec.tasks[1].job_count", func(s *pb.OperationSpec) { // 6e17 + 6e17
+			s.Tasks[0].JobResources = &pb.Resources{Memory: 3e17}
+			s.Tasks = append(s.Tasks, &pb.TaskSpec{JobCount: 2, JobResources: &pb.Resources{Memory: 3e17},
+				Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(1)}})
+		}},
 		{"spec.tasks[1].name", func(s *pb.OperationSpec) {
 			s.Tasks[0].Name = "x"
 			s.Tasks = append(s.Tasks, &pb.TaskSpec{Name: "x", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
