@@ -3,7 +3,6 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -133,15 +132,18 @@ func ParseAmount(s string) (float64, error) {
 			break
 		}
 	}
+	// decimal(num) leaves out "inf", "nan" and hex; ParseFloat fails on
+	// numbers past float64's range.
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || !decimal(num) {
+	if err != nil || v < 0 || !decimal(num) {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
 	}
-	if a := v * mult; !scheduler.ValidAmount(a) {
+	a := v*mult + 0 // + 0: "-0" is 0
+	if !scheduler.ValidAmount(a) {
 		// (A finite number times its suffix can also overflow: "1e308T".)
 		return 0, fmt.Errorf("%w: amount %q is %g: it %s", ErrInvalid, s, a, scheduler.AmountRule)
 	}
-	return v*mult + 0, nil // + 0: "-0" is 0
+	return a, nil
 }
 
 // decimal reports whether s is spelled with decimal digits, a point, an
