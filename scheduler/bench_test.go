@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -389,5 +390,75 @@ func churner(snap *Snapshot, rng *rand.Rand, churn, starts float64) func() {
 			kept = append(kept, o)
 		}
 		snap.Operations = kept
+	}
+}
+
+// BenchmarkUpdateGroupedByPool measures an idea tried and dropped (see
+// docs/BENCHMARKS.md): the largest tree's operations listed pool by pool,
+// in their pools' order in the tree (stably, so each pool keeps its
+// operations' order and the results are the same), instead of in
+// admission order, so that build, reshape and the report read and write
+// in order. "cold" is BenchmarkUpdate's update, "starts" is
+// BenchmarkUpdateIntoChurn's "churn=1%,starts=0.1%" (started operations
+// are appended, as the scheduler appends them); grouped=false is the
+// admission order of those benchmarks.
+func BenchmarkUpdateGroupedByPool(b *testing.B) {
+	for _, grouped := range []bool{false, true} {
+		setup := func(b *testing.B) (*Snapshot, *State) {
+			snap, prev := genSnapshot(benchParams(10000, 100000))
+			prev.LastUpdate = snap.Now.Add(-time.Second)
+			if grouped {
+				r, err := Update(snap, prev)
+				if err != nil {
+					b.Fatalf("Update: %v", err)
+				}
+				pos := make(map[PoolID]int, len(snap.Pools))
+				for i := range r.Elements {
+					if e := &r.Elements[i]; e.Kind == KindPool {
+						pos[PoolID(e.Name)] = i
+					}
+				}
+				slices.SortStableFunc(snap.Operations, func(x, y Operation) int { return pos[x.Pool] - pos[y.Pool] })
+			}
+			return snap, prev
+		}
+		b.Run(fmt.Sprintf("cold/grouped=%t", grouped), func(b *testing.B) {
+			snap, prev := setup(b)
+			b.ResetTimer()
+			cpu := processCPU()
+			for range b.N {
+				if _, err := Update(snap, prev); err != nil {
+					b.Fatalf("Update: %v", err)
+				}
+			}
+			reportCPU(b, processCPU()-cpu)
+		})
+		b.Run(fmt.Sprintf("starts/grouped=%t", grouped), func(b *testing.B) {
+			snap, prev := setup(b)
+			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, 0.001)
+			var en Engine
+			var res Result
+			for k := range 2 { // (see BenchmarkUpdateIntoChurn)
+				if k > 0 {
+					change()
+				}
+				if err := en.UpdateInto(&res, snap, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+			}
+			b.ResetTimer()
+			var cpu int64
+			for range b.N {
+				b.StopTimer()
+				change()
+				b.StartTimer()
+				cpu0 := processCPU()
+				if err := en.UpdateInto(&res, snap, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+				cpu += processCPU() - cpu0
+			}
+			reportCPU(b, cpu)
+		})
 	}
 }
