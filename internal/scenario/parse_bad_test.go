@@ -96,6 +96,8 @@ func TestParseBadInputs(t *testing.T) {
 		{"guarantee without main resource", head + "pools: [{name: a, strong_guarantee_resources: {user_slots: 5}}]\n",
 			"pools[0]", "a guarantee must name the tree's main resource cpu"},
 		{"reserved pool name", head + "pools: [{name: <Root>}]\n", "pools[0]", "reserved or empty"},
+		{"child of a fifo pool", head + "pools: [{name: a, mode: fifo}, {name: b}, {name: c, parent: a}]\n",
+			"pools[2].parent", `parent "a" is a fifo pool; a fifo pool holds operations only`},
 
 		// Operations.
 		{"duplicate operation id", head + "operations: [{id: o}, {id: o}]\n", "operations[1].id", `duplicate operation id "o" (first at operations[0])`},
@@ -110,6 +112,8 @@ func TestParseBadInputs(t *testing.T) {
 			"operations[0].usage", "usage of memory (6) exceeds demand (5)"},
 		{"operation weight 0", head + "operations: [{id: o, weight: 0}]\n", "operations[0]", `operation "o" weight: must be`},
 		{"empty operation id", head + "operations: [{id: \"\"}]\n", "operations[0]", "operation id is empty"},
+		{"operation id is a pool name", head + "pools: [{name: a}]\noperations: [{id: a, pool: a}]\n",
+			"operations[0].id", `line 4: operation id "a" is also a pool name`},
 		{"root operation id", head + "operations: [{id: \"<Root>\"}]\n", "operations[0]", `operation id "<Root>" is reserved for the root`},
 
 		// Update.
@@ -140,6 +144,10 @@ func TestParseBadInputs(t *testing.T) {
 			"steps[1].add_operations[0].id", `operation "o" already exists`},
 		{"add op twice in one step", head + "steps: [{add_operations: [{id: n}, {id: n}]}]\n",
 			"steps[0].add_operations[1].id", "already exists"},
+		{"set.pools makes a parent fifo", head + "pools: [{name: a}, {name: b, parent: a}]\nsteps: [{}, {set: {pools: {a: {mode: fifo}}}}]\n",
+			"steps[1].set.pools.a.mode", `pool "a" cannot be a fifo pool: it has child pool "b"`},
+		{"add op named as a pool", head + "pools: [{name: a}]\nsteps: [{add_operations: [{id: a}]}]\n",
+			"steps[0].add_operations[0].id", `operation id "a" is also a pool name`},
 		{"add op in unknown pool", head + "steps: [{add_operations: [{id: n, pool: nope}]}]\n",
 			"steps[0].add_operations[0].pool", `pool "nope" does not exist`},
 	}

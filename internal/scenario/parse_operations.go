@@ -84,8 +84,16 @@ func (d *decoder) operation(n *yaml.Node, path string, pools map[scheduler.PoolI
 	fields := append([]field{
 		{key: "id", set: func(v *yaml.Node, p string) error {
 			s, err := d.str(v, p)
+			if err != nil {
+				return err
+			}
+			if pools[scheduler.PoolID(s)] {
+				// The engine names elements by pool name and operation id
+				// in one namespace.
+				return d.fail(p, deref(v), "operation id %q is also a pool name", s)
+			}
 			op.id = scheduler.OperationID(s)
-			return err
+			return nil
 		}},
 		{key: "pool", set: func(v *yaml.Node, p string) error {
 			s, err := d.str(v, p)

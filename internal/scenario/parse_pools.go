@@ -297,6 +297,10 @@ func (d *decoder) checkPoolTree(pools []poolState) error {
 			return d.fail(joinKey(p.path, "parent"), p.node, "parent %q must be listed before its child (it is %s)", p.cfg.Parent, pools[j].path)
 		}
 	}
+	if c, _, ok := fifoParent(pools, index); ok {
+		p := pools[c]
+		return d.fail(joinKey(p.path, "parent"), p.node, "parent %q is a fifo pool; a fifo pool holds operations only, not child pools", p.cfg.Parent)
+	}
 	// Parents listed first rule cycles out; this guard only protects against
 	// a future relaxation of that rule.
 	for _, p := range pools {
@@ -309,6 +313,21 @@ func (d *decoder) checkPoolTree(pools []poolState) error {
 		}
 	}
 	return nil
+}
+
+// fifoParent finds the first pool (in list order) whose parent is in fifo
+// mode, which the engine refuses: it returns the child's and the parent's
+// indexes in pools. index maps a pool name to its index.
+func fifoParent(pools []poolState, index map[scheduler.PoolID]int) (child, parent int, ok bool) {
+	for i, p := range pools {
+		if p.cfg.Parent == "" {
+			continue
+		}
+		if j, found := index[p.cfg.Parent]; found && pools[j].cfg.Mode == scheduler.ModeFIFO {
+			return i, j, true
+		}
+	}
+	return 0, 0, false
 }
 
 // clonePtr returns a copy of *p, or nil.

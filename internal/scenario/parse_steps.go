@@ -303,6 +303,16 @@ func (d *decoder) applySet(n *yaml.Node, path string, m *model, volumes []*sched
 				return err
 			}
 		}
+		if c, j, ok := fifoParent(m.pools, m.poolIndex); ok {
+			at, set := setPools[j]
+			path := joinKey(at.path, "mode")
+			if !set {
+				at = setAt{path: treePath, node: deref(treeN)}
+				path = at.path
+			}
+			return d.fail(path, at.node, "pool %q cannot be a fifo pool: it has child pool %q (a fifo pool holds operations only)",
+				m.pools[j].cfg.Name, m.pools[c].cfg.Name)
+		}
 	}
 	if opsN != nil {
 		entries, err := d.entries(opsN, joinKey(path, "operations"))

@@ -178,9 +178,9 @@ func pendingReport(op scheduler.Operation, info scheduler.AdmissionInfo, total s
 }
 
 // stepError reports a failure while running step i. Configuration the
-// engine refuses (a rule the parser does not check on its own, such as an
-// operation id that is also a pool name) is bad input: an *Error naming the
-// step. Anything else is an internal failure.
+// engine refuses (a rule the parser does not check on its own; the parser
+// checks every rule it knows of, with the path to the key) is bad input: an
+// *Error naming the step. Anything else is an internal failure.
 func stepError(f *File, step int, err error) error {
 	for _, bad := range []error{scheduler.ErrInvalidConfig, scheduler.ErrInvalidTree, scheduler.ErrInvalidOperation,
 		scheduler.ErrDuplicateOperation, scheduler.ErrUnknownOperation, scheduler.ErrUnknownResource} {
