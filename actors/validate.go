@@ -106,13 +106,24 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 	if spec.GetMaxFailedJobCount() < 0 {
 		return invalid("spec.max_failed_job_count", "must be >= 0, got %d", spec.GetMaxFailedJobCount())
 	}
+	// Pool and tree names become subject tokens and stored keys; a name no
+	// tree could hold is refused here rather than as an unknown pool.
+	if p := spec.GetPool(); p != "" {
+		if err := subjects.ValidateToken("pool", p); err != nil {
+			return invalid("spec.pool", "%s", causeOf(err))
+		}
+	}
 	if len(spec.GetPoolTrees()) == 0 {
 		spec.PoolTrees = []string{defaultTree}
 	}
 	seen := map[string]bool{}
 	for i, t := range spec.GetPoolTrees() {
+		f := fmt.Sprintf("spec.pool_trees[%d]", i)
+		if err := subjects.ValidateToken("tree", t); err != nil {
+			return invalid(f, "%s", causeOf(err))
+		}
 		if seen[t] {
-			return invalid(fmt.Sprintf("spec.pool_trees[%d]", i), "tree %q listed twice", t)
+			return invalid(f, "tree %q listed twice", t)
 		}
 		seen[t] = true
 	}
@@ -125,6 +136,11 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 		}
 		if o == nil {
 			continue
+		}
+		if p := o.GetPool(); p != "" {
+			if err := subjects.ValidateToken("pool", p); err != nil {
+				return invalid(f+".pool", "%s", causeOf(err))
+			}
 		}
 		if w := o.Weight; w != nil {
 			if err := checkWeight(*w); err != "" {
@@ -169,6 +185,12 @@ func checkCommand(f string, c *pb.Command) *pb.Error {
 // "FIELD: what is wrong".
 func invalidArg(field, format string, args ...any) *pb.Error {
 	return pbErr(pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// causeOf returns a subjects error's text without its sentinel's prefix
+// (the field is named by the error's own prefix).
+func causeOf(err error) string {
+	return strings.TrimPrefix(err.Error(), subjects.ErrInvalidToken.Error()+": ")
 }
 
 func checkWeight(w float64) string {

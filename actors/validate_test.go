@@ -85,6 +85,13 @@ func TestNormalizeSpecRefusals(t *testing.T) {
 			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"b": {}, "c": {}, "d": {}, "e": {}}
 		}},
 		{"spec.pool_trees[1]", func(s *pb.OperationSpec) { s.PoolTrees = []string{"a", "a"} }},
+		{"spec.pool", func(s *pb.OperationSpec) { s.Pool = "research.ml" }},
+		{"spec.pool", func(s *pb.OperationSpec) { s.Pool = "$sys" }},
+		{"spec.pool_trees[1]", func(s *pb.OperationSpec) { s.PoolTrees = []string{"a", "gpu*"} }},
+		{"spec.pool_trees[0]", func(s *pb.OperationSpec) { s.PoolTrees = []string{""} }},
+		{"spec.scheduling_options_per_pool_tree[a].pool", func(s *pb.OperationSpec) {
+			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"a": {Pool: "x y"}}
+		}},
 		{"spec.scheduling_options_per_pool_tree[b]", func(s *pb.OperationSpec) {
 			s.SchedulingOptionsPerPoolTree = map[string]*pb.PoolTreeOptions{"b": {}}
 		}},
