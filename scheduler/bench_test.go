@@ -202,35 +202,48 @@ func BenchmarkUpdatePhasesCold(b *testing.B) {
 }
 
 // BenchmarkUpdatePhasesChurn is BenchmarkUpdatePhases with the changes of
-// BenchmarkUpdateIntoChurn's "churn=1%,starts=0.1%" between updates
-// (outside the timer), each update written into a reused Result as
-// UpdateInto writes it: where the time of a busy cluster's update goes
-// (its build is reshape's, see reshape.go).
+// BenchmarkUpdateIntoChurn between updates (outside the timer), each
+// update written into a reused Result as UpdateInto writes it: where the
+// time of a busy cluster's update goes. Its two cases are
+// BenchmarkUpdateIntoChurn's "churn=1%" (the structure is reused, see
+// topology.go) and "churn=1%,starts=0.1%" (operations start and finish:
+// the build is reshape's, see reshape.go), so the difference between them
+// is what starts and finishes cost, step by step.
 func BenchmarkUpdatePhasesChurn(b *testing.B) {
-	snap, prev := genSnapshot(benchParams(10000, 100000))
-	prev.LastUpdate = snap.Now.Add(-time.Second)
-	change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, 0.001)
-	sums := make([]time.Duration, len(phaseNames))
-	var en Engine
-	var res Result
-	for k := range 2 { // (see BenchmarkUpdateIntoChurn)
-		if k > 0 {
-			change()
-		}
-		if err := en.UpdateInto(&res, snap, prev); err != nil {
-			b.Fatalf("UpdateInto: %v", err)
-		}
+	for _, c := range []struct {
+		name   string
+		starts float64
+	}{
+		{"churn=1%", 0},
+		{"churn=1%,starts=0.1%", 0.001},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			snap, prev := genSnapshot(benchParams(10000, 100000))
+			prev.LastUpdate = snap.Now.Add(-time.Second)
+			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, c.starts)
+			sums := make([]time.Duration, len(phaseNames))
+			var en Engine
+			var res Result
+			for k := range 2 { // (see BenchmarkUpdateIntoChurn)
+				if k > 0 {
+					change()
+				}
+				if err := en.UpdateInto(&res, snap, prev); err != nil {
+					b.Fatalf("UpdateInto: %v", err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				change()
+				b.StartTimer()
+				updateInPhases(b, &en.t, &res, true, snap, prev, sums)
+			}
+			b.StopTimer()
+			reportPhases(b, sums)
+		})
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		change()
-		b.StartTimer()
-		updateInPhases(b, &en.t, &res, true, snap, prev, sums)
-	}
-	b.StopTimer()
-	reportPhases(b, sums)
 }
 
 // phaseNames names the steps updateInPhases times.
