@@ -143,6 +143,18 @@ func TestPropertyExtremeAmountsStayFinite(t *testing.T) {
 				}
 			}
 		}
+		// The state an update emits is one the next update accepts (volumes
+		// in [0, MaxVolume], ratios in [0, MaxShareRatio]), however long
+		// after it comes: two more updates, fed each one's state.
+		for k := range 2 {
+			next := *snap
+			next.Now = r.State.LastUpdate.Add([]time.Duration{time.Second, time.Hour, 100 * 365 * 24 * time.Hour}[rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("elapsed%d", k))])
+			st := r.State
+			if r, err = Update(&next, &st); err != nil {
+				t.Fatalf("update %d, fed the state of the one before: %v", k+2, err)
+			}
+			checkNoNaNOrInf(t, r)
+		}
 	})
 }
 

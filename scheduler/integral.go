@@ -24,7 +24,10 @@ func (t *tree) integralLists() (burst, relaxed []int) {
 // the integral share granted at the previous update, over dt seconds. The
 // capacity is round(total × flow ratio) × saturation period, but a capacity
 // below the existing volume never destroys it. What overflows may be handed
-// to hungry siblings (free volume distribution).
+// to hungry siblings (free volume distribution). No volume is left above
+// MaxVolume (the largest the next update accepts in the state it is
+// given): the capacity the bookkeeping uses is capped there, and so is every
+// volume once the free volume is handed out and cpu rounded.
 func (t *tree) updateVolumes(pools []int, dt float64) {
 	if t.total.IsZero() {
 		return
@@ -37,10 +40,11 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 			old := t.vol(e).volume[r]
 			v := old + t.total[r]*dt*t.data(e).flowRatio - t.total[r]*dt*t.data(e).lastShareRatio
 			v = max(v, 0)
-			upper := max(old, t.vol(e).capacity[r])
+			capacity := min(t.vol(e).capacity[r], MaxVolume)
+			upper := max(old, capacity) // old <= MaxVolume (see loadPrevious)
 			t.vol(e).overflow[r] = max(v-upper, 0)
 			if t.data(e).canAcceptFreeVolume {
-				t.vol(e).acceptable[r] = max(t.vol(e).capacity[r]-v, 0)
+				t.vol(e).acceptable[r] = max(capacity-v, 0)
 			}
 			t.vol(e).volume[r] = min(v, upper)
 		}
@@ -52,6 +56,11 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 	for _, i := range pools {
 		e := &t.el[i]
 		t.vol(e).volume[CPU] = math.Round(t.vol(e).volume[CPU]*100) / 100
+		// A share of the free volume, or the rounding, may pass the cap
+		// by an ulp.
+		for r := range NumResources {
+			t.vol(e).volume[r] = min(t.vol(e).volume[r], MaxVolume)
+		}
 	}
 }
 
