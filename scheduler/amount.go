@@ -39,6 +39,10 @@ var AmountRule = fmt.Sprintf("must be 0 or a number in [%g, %g]", MinAmount, Max
 // a number in [MinAmount, MaxClusterAmount].
 func validTotal(v float64) bool { return v == 0 || v >= MinAmount && v <= MaxClusterAmount }
 
-// validVolume reports whether v is an accumulated volume the engine
-// accepts: a number in [0, MaxVolume].
-func validVolume(v float64) bool { return v >= 0 && v <= MaxVolume }
+// ValidVolume reports whether v is an accumulated volume (of one
+// resource, resource·seconds) the engine accepts: a number in
+// [0, MaxVolume] (never NaN).
+func ValidVolume(v float64) bool { return v >= 0 && v <= MaxVolume }
+
+// VolumeRule is what ValidVolume requires, for error messages.
+var VolumeRule = fmt.Sprintf("must be a number in [0, %g]", float64(MaxVolume))

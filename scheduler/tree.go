@@ -678,7 +678,7 @@ func (t *tree) loadPrevious(prev *State) error {
 // and a share ratio the integral arithmetic stays finite with.
 func validPoolState(st *PoolState) bool {
 	for _, v := range st.AccumulatedVolume {
-		if !validVolume(v) {
+		if !ValidVolume(v) {
 			return false
 		}
 	}
@@ -695,9 +695,9 @@ func badPoolState(pools map[PoolID]PoolState) error {
 			continue
 		}
 		for r, v := range st.AccumulatedVolume {
-			if !validVolume(v) {
-				return fmt.Errorf("%w: pool %q accumulated volume %s must be a number in [0, %g], got %g",
-					ErrInvalidState, id, ResourceType(r), MaxVolume, v)
+			if !ValidVolume(v) {
+				return fmt.Errorf("%w: pool %q accumulated volume %s %s, got %g",
+					ErrInvalidState, id, ResourceType(r), VolumeRule, v)
 			}
 		}
 		return fmt.Errorf("%w: pool %q last integral share ratio must be a number in [0, %g], got %g",

@@ -96,6 +96,12 @@ func TestParseBadInputs(t *testing.T) {
 		{"guarantee without main resource", head + "pools: [{name: a, strong_guarantee_resources: {user_slots: 5}}]\n",
 			"pools[0]", "a guarantee must name the tree's main resource cpu"},
 		{"reserved pool name", head + "pools: [{name: <Root>}]\n", "pools[0]", "reserved or empty"},
+		{"volume past the largest", head + "pools: [{name: a, accumulated_resource_volume: {memory: 1e29}}]\n",
+			"pools[0].accumulated_resource_volume.memory", "accumulated volume 1e29 must be a number in [0, 1e+28]"},
+		{"negative volume", head + "pools: [{name: a, accumulated_resource_volume: {cpu: -1}}]\n",
+			"pools[0].accumulated_resource_volume.cpu", "accumulated volume -1 must be a number in [0, 1e+28]"},
+		{"set.pools volume past the largest", head + "pools: [{name: a}]\nsteps: [{set: {pools: {a: {accumulated_resource_volume: {cpu: 2e28}}}}}]\n",
+			"steps[0].set.pools.a.accumulated_resource_volume.cpu", "accumulated volume 2e28 must be"},
 		{"child of a fifo pool", head + "pools: [{name: a, mode: fifo}, {name: b}, {name: c, parent: a}]\n",
 			"pools[2].parent", `parent "a" is a fifo pool; a fifo pool holds operations only`},
 

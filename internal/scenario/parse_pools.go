@@ -172,7 +172,7 @@ func (d *decoder) poolFields(doc *PoolDoc, volume **scheduler.Resources) []field
 	}
 	if volume != nil {
 		fields = append(fields, field{key: "accumulated_resource_volume", set: func(v *yaml.Node, p string) error {
-			r, err := d.resources(v, p)
+			r, err := d.volumes(v, p)
 			if err != nil {
 				return err
 			}

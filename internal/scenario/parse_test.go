@@ -317,7 +317,7 @@ steps:
     add_operations: [{id: c, demand: {cpu: 1}}]
   - set:
       tree: {max_operation_count: 100, max_running_operation_count: 10}
-      pools: {q: {integral_guarantees: {resource_flow: {cpu: 2}}, accumulated_resource_volume: {memory: 1Ki}}}
+      pools: {q: {integral_guarantees: {resource_flow: {cpu: 2}}, accumulated_resource_volume: {memory: 1Ki, network: 8.64e18}}}
       operations: {c: {jobs: [{count: 2, resources: {cpu: 1}, running: 2}]}}
     update: {repeat: 2}
     expect: [{element: c, attribute: state, value: running}]
@@ -369,7 +369,9 @@ steps:
 	if s1.Pools[0].AccumulatedResourceVolume != nil {
 		t.Errorf("step 1 carries p's initial volume")
 	}
-	if v := s1.Pools[1].AccumulatedResourceVolume; v == nil || *v != res(scheduler.Memory, 1024) {
+	// A volume may pass the largest amount (1e18): 8.64e18 is a day of a
+	// 1e14 flow.
+	if v := s1.Pools[1].AccumulatedResourceVolume; v == nil || *v != (scheduler.Resources{scheduler.Memory: 1024, scheduler.Network: 8.64e18}) {
 		t.Errorf("step 1 volume of q = %v", v)
 	}
 	// integral_guarantees is replaced as a whole: guarantee_type falls back to none.

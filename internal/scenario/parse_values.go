@@ -307,6 +307,12 @@ func cutBinarySuffix(s string) (string, float64) {
 // resourceValue decodes one resource amount: a non-negative finite number,
 // or a string holding one, optionally with a binary suffix ("1000Mi").
 func (d *decoder) resourceValue(n *yaml.Node, path string) (float64, error) {
+	return d.resourceValueIn(n, path, scheduler.ValidAmount, "resource amount", scheduler.AmountRule)
+}
+
+// resourceValueIn is resourceValue for values that valid accepts (what
+// and rule name them in the error).
+func (d *decoder) resourceValueIn(n *yaml.Node, path string, valid func(float64) bool, what, rule string) (float64, error) {
 	n = deref(n)
 	var v float64
 	switch {
@@ -326,8 +332,8 @@ func (d *decoder) resourceValue(n *yaml.Node, path string) (float64, error) {
 	default:
 		return 0, d.fail(path, n, "want a resource amount (a number or a string such as \"10Gi\"), got %s", describe(n))
 	}
-	if !scheduler.ValidAmount(v) {
-		return 0, d.fail(path, n, "resource amount %s %s", n.Value, scheduler.AmountRule)
+	if !valid(v) {
+		return 0, d.fail(path, n, "%s %s %s", what, n.Value, rule)
 	}
 	return unsignedZero(v), nil
 }
@@ -335,6 +341,20 @@ func (d *decoder) resourceValue(n *yaml.Node, path string) (float64, error) {
 // resources decodes a resource map ({cpu: 10, memory: 1Gi}); Set marks the
 // resources it names.
 func (d *decoder) resources(n *yaml.Node, path string) (scheduler.PartialResources, error) {
+	return d.resourcesIn(n, path, d.resourceValue)
+}
+
+// volumes decodes an accumulated volume per resource (resource·seconds,
+// in [0, scheduler.MaxVolume]: a volume may be far above any amount, a
+// day of an exabyte flow say).
+func (d *decoder) volumes(n *yaml.Node, path string) (scheduler.PartialResources, error) {
+	return d.resourcesIn(n, path, func(n *yaml.Node, path string) (float64, error) {
+		return d.resourceValueIn(n, path, scheduler.ValidVolume, "accumulated volume", scheduler.VolumeRule)
+	})
+}
+
+// resourcesIn is resources with each value decoded by value.
+func (d *decoder) resourcesIn(n *yaml.Node, path string, value func(*yaml.Node, string) (float64, error)) (scheduler.PartialResources, error) {
 	var out scheduler.PartialResources
 	entries, err := d.entries(n, path)
 	if err != nil {
@@ -345,7 +365,7 @@ func (d *decoder) resources(n *yaml.Node, path string) (scheduler.PartialResourc
 		if err != nil {
 			return out, d.fail(e.path, e.keyNode, "%s", strings.TrimPrefix(err.Error(), "scheduler: "))
 		}
-		v, err := d.resourceValue(e.val, e.path)
+		v, err := value(e.val, e.path)
 		if err != nil {
 			return out, err
 		}
