@@ -224,14 +224,7 @@ func BenchmarkUpdatePhasesChurn(b *testing.B) {
 			sums := make([]time.Duration, len(phaseNames))
 			var en Engine
 			var res Result
-			for k := range 2 { // (see BenchmarkUpdateIntoChurn)
-				if k > 0 {
-					change()
-				}
-				if err := en.UpdateInto(&res, snap, prev); err != nil {
-					b.Fatalf("UpdateInto: %v", err)
-				}
-			}
+			warmChurn(b, &en, &res, snap, prev, change)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -329,17 +322,7 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 				change := churner(snap, rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6))), c.churn, c.starts)
 				var en Engine
 				var res Result
-				// The first update builds the tree, the second is the
-				// first with changes (it allocates the Engine's second
-				// buffers when the operations change, see reshape.go).
-				for k := range 2 {
-					if k > 0 {
-						change()
-					}
-					if err := en.UpdateInto(&res, snap, prev); err != nil {
-						b.Fatalf("UpdateInto: %v", err)
-					}
-				}
+				warmChurn(b, &en, &res, snap, prev, change)
 				elements := len(res.Elements)
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -359,6 +342,21 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 				b.ReportMetric(float64(elements), "elements")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 			})
+		}
+	}
+}
+
+// warmChurn runs the two updates a churn benchmark makes before its timer:
+// the first builds the tree, the second is the first with changes (it
+// allocates the Engine's second buffers when the operations change, see
+// reshape.go).
+func warmChurn(b *testing.B, en *Engine, res *Result, snap *Snapshot, prev *State, change func()) {
+	for k := range 2 {
+		if k > 0 {
+			change()
+		}
+		if err := en.UpdateInto(res, snap, prev); err != nil {
+			b.Fatalf("UpdateInto: %v", err)
 		}
 	}
 }
@@ -451,14 +449,7 @@ func BenchmarkUpdateGroupedByPool(b *testing.B) {
 			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, 0.001)
 			var en Engine
 			var res Result
-			for k := range 2 { // (see BenchmarkUpdateIntoChurn)
-				if k > 0 {
-					change()
-				}
-				if err := en.UpdateInto(&res, snap, prev); err != nil {
-					b.Fatalf("UpdateInto: %v", err)
-				}
-			}
+			warmChurn(b, &en, &res, snap, prev, change)
 			b.ResetTimer()
 			var cpu int64
 			for range b.N {
