@@ -320,25 +320,7 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 				snap, prev := genSnapshot(benchParams(size.pools, size.ops))
 				prev.LastUpdate = snap.Now.Add(-time.Second)
 				change := churner(snap, rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6))), c.churn, c.starts)
-				var en Engine
-				var res Result
-				warmChurn(b, &en, &res, snap, prev, change)
-				elements := len(res.Elements)
-				b.ReportAllocs()
-				b.ResetTimer()
-				var cpu int64
-				for range b.N {
-					b.StopTimer()
-					change()
-					b.StartTimer()
-					cpu0 := processCPU()
-					if err := en.UpdateInto(&res, snap, prev); err != nil {
-						b.Fatalf("UpdateInto: %v", err)
-					}
-					cpu += processCPU() - cpu0
-				}
-				b.StopTimer()
-				reportCPU(b, cpu)
+				elements := benchChurn(b, snap, prev, change)
 				b.ReportMetric(float64(elements), "elements")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 			})
@@ -359,6 +341,33 @@ func warmChurn(b *testing.B, en *Engine, res *Result, snap *Snapshot, prev *Stat
 			b.Fatalf("UpdateInto: %v", err)
 		}
 	}
+}
+
+// benchChurn times b.N updates of snap by one Engine into one Result, with
+// change applied before each outside the timer (after warmChurn's two
+// updates), and reports their CPU time (cpu-ms/op counts the updates
+// only). It returns the number of elements of the result.
+func benchChurn(b *testing.B, snap *Snapshot, prev *State, change func()) int {
+	var en Engine
+	var res Result
+	warmChurn(b, &en, &res, snap, prev, change)
+	elements := len(res.Elements)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu int64
+	for range b.N {
+		b.StopTimer()
+		change()
+		b.StartTimer()
+		cpu0 := processCPU()
+		if err := en.UpdateInto(&res, snap, prev); err != nil {
+			b.Fatalf("UpdateInto: %v", err)
+		}
+		cpu += processCPU() - cpu0
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	return elements
 }
 
 // churner returns a function that changes snap as BenchmarkUpdateIntoChurn
@@ -447,22 +456,7 @@ func BenchmarkUpdateGroupedByPool(b *testing.B) {
 		b.Run(fmt.Sprintf("starts/grouped=%t", grouped), func(b *testing.B) {
 			snap, prev := setup(b)
 			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, 0.001)
-			var en Engine
-			var res Result
-			warmChurn(b, &en, &res, snap, prev, change)
-			b.ResetTimer()
-			var cpu int64
-			for range b.N {
-				b.StopTimer()
-				change()
-				b.StartTimer()
-				cpu0 := processCPU()
-				if err := en.UpdateInto(&res, snap, prev); err != nil {
-					b.Fatalf("UpdateInto: %v", err)
-				}
-				cpu += processCPU() - cpu0
-			}
-			reportCPU(b, cpu)
+			benchChurn(b, snap, prev, change)
 		})
 	}
 }
