@@ -48,17 +48,15 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	}
 	np, no := len(snap.Pools), len(snap.Operations)
 
-	// Each slot's operations in the last tree: contiguous elements after
-	// the pool's child pools' subtrees.
+	// Each slot's operations in the last tree: its element's children
+	// after its child pools, at t.kids[oldFirst:oldFirst+oldCount] (in
+	// the last tree's pre-order, contiguous elements after the pool's
+	// child pools' subtrees; after patch, anywhere in the store).
 	t.oldFirst = grow(t.oldFirst, np+1)
 	t.oldCount = grow(t.oldCount, np+1)
 	for s := range np + 1 {
 		pe := &t.el[t.slots[s].elem]
-		cnt := pe.kidHi - pe.kidLo - pe.poolKids
-		t.oldCount[s], t.oldFirst[s] = cnt, 0
-		if cnt > 0 {
-			t.oldFirst[s] = int32(t.kids[pe.kidLo+pe.poolKids])
-		}
+		t.oldCount[s], t.oldFirst[s] = pe.kidHi-pe.kidLo-pe.poolKids, pe.kidLo+pe.poolKids
 	}
 
 	// Index and check the operations as build does (any problem: a full
@@ -116,14 +114,15 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	for s := range np + 1 {
 		ops := t.opList[t.opStart[s]:t.opStart[s+1]]
 		first, cnt := int(t.oldFirst[s]), int(t.oldCount[s])
+		old := t.kids[first : first+cnt]
 		same := len(ops) == cnt
 		for k := 0; same && k < len(ops); k++ {
-			same = t.names[first+k] == string(snap.Operations[ops[k]].ID)
+			same = t.names[old[k]] == string(snap.Operations[ops[k]].ID)
 		}
 		if same {
 			for k, oi := range ops {
-				t.opOld[oi] = int32(first + k)
-				t.opOldSrc[oi] = t.el[first+k].src
+				t.opOld[oi] = int32(old[k])
+				t.opOldSrc[oi] = t.el[old[k]].src
 			}
 			continue
 		}
@@ -132,7 +131,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			t.opOld[oi] = -1
 			id := string(snap.Operations[oi].ID)
 			for d := 0; d < matchAhead && p+d < cnt; d++ {
-				if j := first + p + d; t.names[j] == id {
+				if j := old[p+d]; t.names[j] == id {
 					t.opOld[oi], t.opOldSrc[oi] = int32(j), t.el[j].src
 					p += d + 1
 					break
