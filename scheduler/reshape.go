@@ -24,6 +24,12 @@ package scheduler
 // buffers (tree.elOld and the rest) while the new ones are written: an
 // Engine holds two element stores.
 //
+// patch (patch.go), which moves nothing, is tried first; reshape builds
+// the tree when patch does not apply (an operation that stays changed its
+// place in the list or its pool) and compacts the store once patch has
+// let it drift too far from pre-order. The last tree's operations of a
+// pool are read from its child list, wherever they are in the store.
+//
 // reshape reports false, leaving build to do a full build, whenever the
 // shortcut does not apply (pools changed, the operations' inputs are not
 // recorded, the cluster or the gang setting changed) or the snapshot is

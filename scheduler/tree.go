@@ -192,11 +192,14 @@ type volumeState struct {
 	childrenOverflow                         Resources
 }
 
-// tree is the element tree of one update. Element 0 is the root; the rest
-// are in depth-first pre-order with children in configuration order (pools
-// first, then operations, each in input order; fifo pools order their
-// operations by fifo_sort_parameters). Its buffers are reused by the next
-// update of the same Engine; every update overwrites what it reads.
+// tree is the element tree of one update. Element 0 is the root; every
+// element's children are listed in configuration order (pools first, then
+// operations, each in input order; fifo pools order their operations by
+// fifo_sort_parameters). A build lays the elements out in depth-first
+// pre-order; after patch (patch.go) the store may hold holes and
+// operations out of that order (drift), and the report walks the tree.
+// Its buffers are reused by the next update of the same Engine; every
+// update overwrites what it reads.
 type tree struct {
 	el []element
 	// Indexed like el: names, functions (fnM for the root and pools only)
