@@ -125,6 +125,9 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 				}
 			} else {
 				started++
+				if _, clash := t.poolIdx[PoolID(keys[k])]; clash {
+					return false // a pool's name (one that stays was checked when it started)
+				}
 				if o.Pool != "" {
 					pi, ok := t.poolIdx[o.Pool]
 					if !ok {
@@ -148,11 +151,6 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 	finished := nOld - (no - started)
 	if t.drift+finished+started+1 > max((1+np+no)/maxDrift, minDrift) {
 		return false // reshape compacts the store
-	}
-	for i := range snap.Pools {
-		if _, bad := t.opIdx.find(string(snap.Pools[i].Name)); bad {
-			return false
-		}
 	}
 	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 	for i := range snap.Pools {
