@@ -46,19 +46,9 @@ const maxDrift = 16
 const minDrift = 8
 
 // patch builds the tree for snap in place from the last tree, when it can
-// (see above); it reports false, changing nothing, when it cannot.
+// (see above; keepsPools must hold); it reports false, changing nothing,
+// when it cannot.
 func (t *tree) patch(snap *Snapshot) bool {
-	if t.pooled || !t.topo.poolsMatch(snap) { // false unless topo.valid: opIn is recorded
-		return false
-	}
-	for i := range snap.Pools {
-		if snap.Pools[i].Validate(snap.Tree.MainResource) != nil {
-			return false
-		}
-	}
-	if !t.sameGlobals(&t.opG) {
-		return false
-	}
 	t.swapOps()
 	if !t.patchMatch(snap) {
 		t.swapOps() // back: reshape reads the last tree's
@@ -97,11 +87,7 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 	var keys [findBatch]string
 	var hs [findBatch]uint64
 	for b := 0; b < no; b += findBatch {
-		batch := snap.Operations[b:min(b+findBatch, no)]
-		for k := range batch {
-			keys[k] = string(batch[k].ID)
-		}
-		t.opIdx.hashAhead(keys[:len(batch)], hs[:])
+		batch := t.opIdx.hashBatch(snap.Operations, b, &keys, &hs)
 		for k := range batch {
 			o, oi := &batch[k], b+k
 			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {

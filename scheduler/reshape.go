@@ -30,17 +30,22 @@ package scheduler
 // let it drift too far from pre-order. The last tree's operations of a
 // pool are read from its child list, wherever they are in the store.
 //
-// reshape reports false, leaving build to do a full build, whenever the
-// shortcut does not apply (pools changed, the operations' inputs are not
-// recorded, the cluster or the gang setting changed) or the snapshot is
-// invalid: a full build finds the same error, reported the same way.
+// Neither is tried unless the shortcut applies (keepsPools: the pools are
+// unchanged and valid, the operations' inputs recorded, on the same
+// cluster and gang setting); reshape reports false, leaving build to do a
+// full build, when the snapshot is invalid: a full build finds the same
+// error, reported the same way.
 
 // matchAhead is how far ahead among a pool's last operations reshape
 // looks for an operation of a pool whose operations changed.
 const matchAhead = 8
 
-// reshape builds the tree for snap from the last tree, when it can.
-func (t *tree) reshape(snap *Snapshot) bool {
+// keepsPools reports whether patch and reshape may build the tree for
+// snap from the last tree: its pools are those of the last tree, valid,
+// and the operations' inputs were recorded (topology.valid, which the
+// package-level Update's engine never sets) on the same cluster and gang
+// setting.
+func (t *tree) keepsPools(snap *Snapshot) bool {
 	if !t.topo.poolsMatch(snap) { // false unless topo.valid: opIn is recorded
 		return false
 	}
@@ -49,9 +54,12 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	if !t.sameGlobals(&t.opG) {
-		return false
-	}
+	return t.sameGlobals(&t.opG)
+}
+
+// reshape builds the tree for snap from the last tree, when it can
+// (keepsPools must hold).
+func (t *tree) reshape(snap *Snapshot) bool {
 	np, no := len(snap.Pools), len(snap.Operations)
 
 	// Each slot's operations in the last tree: its element's children
@@ -75,11 +83,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	var keys [findBatch]string
 	var hs [findBatch]uint64
 	for b := 0; b < no; b += findBatch {
-		batch := snap.Operations[b:min(b+findBatch, no)]
-		for k := range batch {
-			keys[k] = string(batch[k].ID)
-		}
-		t.opIdx.hashAhead(keys[:len(batch)], hs[:])
+		batch := t.opIdx.hashBatch(snap.Operations, b, &keys, &hs)
 		for k := range batch {
 			o := &batch[k]
 			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {

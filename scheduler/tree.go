@@ -386,13 +386,15 @@ func (t *tree) build(snap *Snapshot) error {
 		t.built = builtRebuild
 		return t.rebuild(snap)
 	}
-	if t.patch(snap) {
-		t.built = builtPatch
-		return nil
-	}
-	if t.reshape(snap) {
-		t.built = builtReshape
-		return nil
+	if t.keepsPools(snap) {
+		if t.patch(snap) {
+			t.built = builtPatch
+			return nil
+		}
+		if t.reshape(snap) {
+			t.built = builtReshape
+			return nil
+		}
 	}
 	t.built = builtFull
 	t.topo.valid = false
