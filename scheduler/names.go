@@ -72,6 +72,18 @@ func (x *nameIndex) hashAhead(keys []string, hs []uint64) {
 	x.sink = sink
 }
 
+// hashBatch sets keys and hs to the ids of the batch of ops that starts
+// at b (findBatch of them, or the rest) and their hashes, read ahead (see
+// hashAhead), and returns the batch.
+func (x *nameIndex) hashBatch(ops []Operation, b int, keys *[findBatch]string, hs *[findBatch]uint64) []Operation {
+	batch := ops[b:min(b+findBatch, len(ops))]
+	for k := range batch {
+		keys[k] = string(batch[k].ID)
+	}
+	x.hashAhead(keys[:len(batch)], hs[:])
+	return batch
+}
+
 // addHashed is add for a key whose hash (hashName) is h.
 func (x *nameIndex) addHashed(key string, h uint64) (int, bool) {
 	tag := uint32(h >> 32)

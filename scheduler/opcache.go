@@ -39,16 +39,17 @@ import (
 //     at every update before they are read, kept element or not.
 //   - An operation's element.ver identifies its function: fill gives the
 //     element a new one whenever it fills the element or drops its
-//     function, and a kept element keeps its own (moved with it by
-//     reshape). The pools' functions, kept while their children's
-//     identities are the same (see poolcache.go), rely on it.
+//     function, and a kept element keeps its own (in place with patch,
+//     moved with it by reshape). The pools' functions, kept while their
+//     children's identities are the same (see poolcache.go), rely on it.
 //
 // All of this needs the structure of the last update, which includes the
 // whole list of operations; an operation that starts or finishes between
 // two updates changes it. When only the operations changed (the pools are
-// the same), reshape.go lays the tree out again and moves the kept
-// elements and functions there; when the pools changed, the update is a
-// full build that keeps nothing.
+// the same), patch.go keeps the elements of the operations that stay where
+// they are, or, when it does not apply, reshape.go lays the tree out again
+// and moves the kept elements and functions there; when the pools
+// changed, the update is a full build that keeps nothing.
 
 // opInputs are the inputs of an operation's element and functions.
 type opInputs struct {

@@ -252,7 +252,13 @@ func TestReshapeRenumbersKeptSums(t *testing.T) {
 		s := cloneSnapshot(snap)
 		s.Operations = slices.Delete(slices.Clone(s.Operations), int(en.t.el[best].src), int(en.t.el[best].src)+1)
 		snap = s
+		// As if the store had drifted far from pre-order: patch, which
+		// moves nothing, leaves the update to reshape (which compacts).
+		en.t.drift = len(en.t.el)
 		engineUpdate(t, &en, &res, snap, prev, "finished")
+		if en.t.built != builtReshape || en.t.drift != 0 {
+			t.Fatalf("step %d: built %d, drift %d; want reshape's compacted store", k, en.t.built, en.t.drift)
+		}
 		if bad := keptSumsSound(&en.t); bad != "" {
 			t.Fatalf("step %d: %s", k, bad)
 		}

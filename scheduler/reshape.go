@@ -24,17 +24,28 @@ package scheduler
 // buffers (tree.elOld and the rest) while the new ones are written: an
 // Engine holds two element stores.
 //
-// reshape reports false, leaving build to do a full build, whenever the
-// shortcut does not apply (pools changed, the operations' inputs are not
-// recorded, the cluster or the gang setting changed) or the snapshot is
-// invalid: a full build finds the same error, reported the same way.
+// patch (patch.go), which moves nothing, is tried first; reshape builds
+// the tree when patch does not apply (an operation that stays changed its
+// place in the list or its pool) and compacts the store once patch has
+// let it drift too far from pre-order. The last tree's operations of a
+// pool are read from its child list, wherever they are in the store.
+//
+// Neither is tried unless the shortcut applies (keepsPools: the pools are
+// unchanged and valid, the operations' inputs recorded, on the same
+// cluster and gang setting); reshape reports false, leaving build to do a
+// full build, when the snapshot is invalid: a full build finds the same
+// error, reported the same way.
 
 // matchAhead is how far ahead among a pool's last operations reshape
 // looks for an operation of a pool whose operations changed.
 const matchAhead = 8
 
-// reshape builds the tree for snap from the last tree, when it can.
-func (t *tree) reshape(snap *Snapshot) bool {
+// keepsPools reports whether patch and reshape may build the tree for
+// snap from the last tree: its pools are those of the last tree, valid,
+// and the operations' inputs were recorded (topology.valid, which the
+// package-level Update's engine never sets) on the same cluster and gang
+// setting.
+func (t *tree) keepsPools(snap *Snapshot) bool {
 	if !t.topo.poolsMatch(snap) { // false unless topo.valid: opIn is recorded
 		return false
 	}
@@ -43,22 +54,23 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			return false
 		}
 	}
-	if !t.sameGlobals(&t.opG) {
-		return false
-	}
+	return t.sameGlobals(&t.opG)
+}
+
+// reshape builds the tree for snap from the last tree, when it can
+// (keepsPools must hold).
+func (t *tree) reshape(snap *Snapshot) bool {
 	np, no := len(snap.Pools), len(snap.Operations)
 
-	// Each slot's operations in the last tree: contiguous elements after
-	// the pool's child pools' subtrees.
+	// Each slot's operations in the last tree: its element's children
+	// after its child pools, at t.kids[oldFirst:oldFirst+oldCount] (in
+	// the last tree's pre-order, contiguous elements after the pool's
+	// child pools' subtrees; after patch, anywhere in the store).
 	t.oldFirst = grow(t.oldFirst, np+1)
 	t.oldCount = grow(t.oldCount, np+1)
 	for s := range np + 1 {
 		pe := &t.el[t.slots[s].elem]
-		cnt := pe.kidHi - pe.kidLo - pe.poolKids
-		t.oldCount[s], t.oldFirst[s] = cnt, 0
-		if cnt > 0 {
-			t.oldFirst[s] = int32(t.kids[pe.kidLo+pe.poolKids])
-		}
+		t.oldCount[s], t.oldFirst[s] = pe.kidHi-pe.kidLo-pe.poolKids, pe.kidLo+pe.poolKids
 	}
 
 	// Index and check the operations as build does (any problem: a full
@@ -71,11 +83,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	var keys [findBatch]string
 	var hs [findBatch]uint64
 	for b := 0; b < no; b += findBatch {
-		batch := snap.Operations[b:min(b+findBatch, no)]
-		for k := range batch {
-			keys[k] = string(batch[k].ID)
-		}
-		t.opIdx.hashAhead(keys[:len(batch)], hs[:])
+		batch := t.opIdx.hashBatch(snap.Operations, b, &keys, &hs)
 		for k := range batch {
 			o := &batch[k]
 			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
@@ -116,14 +124,15 @@ func (t *tree) reshape(snap *Snapshot) bool {
 	for s := range np + 1 {
 		ops := t.opList[t.opStart[s]:t.opStart[s+1]]
 		first, cnt := int(t.oldFirst[s]), int(t.oldCount[s])
+		old := t.kids[first : first+cnt]
 		same := len(ops) == cnt
 		for k := 0; same && k < len(ops); k++ {
-			same = t.names[first+k] == string(snap.Operations[ops[k]].ID)
+			same = t.names[old[k]] == string(snap.Operations[ops[k]].ID)
 		}
 		if same {
 			for k, oi := range ops {
-				t.opOld[oi] = int32(first + k)
-				t.opOldSrc[oi] = t.el[first+k].src
+				t.opOld[oi] = int32(old[k])
+				t.opOldSrc[oi] = t.el[old[k]].src
 			}
 			continue
 		}
@@ -132,7 +141,7 @@ func (t *tree) reshape(snap *Snapshot) bool {
 			t.opOld[oi] = -1
 			id := string(snap.Operations[oi].ID)
 			for d := 0; d < matchAhead && p+d < cnt; d++ {
-				if j := first + p + d; t.names[j] == id {
+				if j := old[p+d]; t.names[j] == id {
 					t.opOld[oi], t.opOldSrc[oi] = int32(j), t.el[j].src
 					p += d + 1
 					break

@@ -192,11 +192,14 @@ type volumeState struct {
 	childrenOverflow                         Resources
 }
 
-// tree is the element tree of one update. Element 0 is the root; the rest
-// are in depth-first pre-order with children in configuration order (pools
-// first, then operations, each in input order; fifo pools order their
-// operations by fifo_sort_parameters). Its buffers are reused by the next
-// update of the same Engine; every update overwrites what it reads.
+// tree is the element tree of one update. Element 0 is the root; every
+// element's children are listed in configuration order (pools first, then
+// operations, each in input order; fifo pools order their operations by
+// fifo_sort_parameters). A build lays the elements out in depth-first
+// pre-order; after patch (patch.go) the store may hold holes and
+// operations out of that order (drift), and the report walks the tree.
+// Its buffers are reused by the next update of the same Engine; every
+// update overwrites what it reads.
 type tree struct {
 	el []element
 	// Indexed like el: names, functions (fnM for the root and pools only)
@@ -298,6 +301,24 @@ type tree struct {
 	// moveFrom and moveSrc: for each new element, the last tree's element
 	// moveKept copies there (-1: none) and the operation's index.
 	moveFrom, moveSrc []int32
+	// patch's buffers (see patch.go): the last update's operation index,
+	// pools, elements and child lists while the new ones are written;
+	// each operation's index in the last list (-1: started); which of the
+	// last operations stay (oldTaken) and which pool slots changed; the
+	// store's holes (free), how far it drifted from pre-order since it
+	// was last laid out (drift: 0 when it is in pre-order without holes),
+	// and the pre-order the report walks when it drifted (seq).
+	opIdxOld              nameIndex
+	opPoolOld, opElemOld  []int
+	kidsOld               []int
+	opPrev                []int32
+	oldTaken, slotChanged []bool
+	free, seq             []int32
+	drift, patchFinished  int
+	// patched: fill is filling for patch (see slotChanged).
+	patched bool
+	// built says how the last build made the tree (for tests).
+	built buildKind
 	// pooled: the tree of an engine the package-level Update borrows,
 	// which keeps nothing from one update to the next (see
 	// Engine.release), so its builds record nothing either (neither the
@@ -305,6 +326,17 @@ type tree struct {
 	// rebuilds or reshapes.
 	pooled bool
 }
+
+// buildKind is how a build made the tree: from nothing, or from the last
+// tree (rebuild, patch, reshape).
+type buildKind uint8
+
+const (
+	builtFull buildKind = iota
+	builtRebuild
+	builtPatch
+	builtReshape
+)
 
 // children returns the indices of e's children.
 func (t *tree) children(e *element) []int { return t.kids[e.kidLo:e.kidHi] }
@@ -351,11 +383,20 @@ func (t *tree) build(snap *Snapshot) error {
 	t.cfg = &snap.Tree
 	np, no := len(snap.Pools), len(snap.Operations)
 	if t.topo.matches(snap, t) {
+		t.built = builtRebuild
 		return t.rebuild(snap)
 	}
-	if t.reshape(snap) {
-		return nil
+	if t.keepsPools(snap) {
+		if t.patch(snap) {
+			t.built = builtPatch
+			return nil
+		}
+		if t.reshape(snap) {
+			t.built = builtReshape
+			return nil
+		}
 	}
+	t.built = builtFull
 	t.topo.valid = false
 	t.dropPools() // the pools may be numbered differently
 
@@ -503,7 +544,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	slots := t.slots[:len(t.pools)]
 	for k := range slots {
 		sl := &slots[k]
-		sl.varies, sl.demand, sl.usage, sl.changed = 0, Resources{}, Resources{}, false
+		sl.varies, sl.demand, sl.usage, sl.changed = 0, Resources{}, Resources{}, t.patched && t.slotChanged[k]
 	}
 	// cached: the slots that did not change take what they found in the
 	// last update (see slotCache).
@@ -802,6 +843,7 @@ func (t *tree) startLayout(np, no int) int {
 	t.slots = grow(t.slots, np+1)
 	t.slots[0] = poolSlot{elem: 0, depth: 0}
 	t.el[0] = element{kind: KindRoot, parent: -1, src: int32(np)}
+	t.free, t.drift = t.free[:0], 0 // laid out in pre-order (see patch)
 	t.names[0] = RootID
 	t.pools = append(t.pools[:0], 0)
 	t.ordNode = grow(t.ordNode, np+1)

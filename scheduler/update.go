@@ -84,7 +84,10 @@ func (t *tree) loadIntegral(prev *State, burst, relaxed []int) []int {
 // classifications and integral attributes included) and of its state's
 // pools map and operations list; every field is overwritten.
 func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, alerts []Alert) {
-	n := len(t.el)
+	// The elements in pre-order: the store's order, or (after patch) the
+	// tree's.
+	seq := t.preorder()
+	n := len(t.el) - len(t.free)
 	elements := res.Elements
 	if !reuse || cap(elements) < n {
 		elements = make([]ElementResult, n)
@@ -117,7 +120,11 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 	var rootTotal, rootSG Share
 	below := t.scratchInts[:0] // operations below their fair share
 	var none poolData          // an operation's
-	for i := range t.el {
+	for j := range n {
+		i := j
+		if seq != nil {
+			i = int(seq[j])
+		}
 		e := &t.el[i]
 		pd := &none
 		if e.kind != KindOperation {
@@ -132,7 +139,7 @@ func (t *tree) report(res *Result, reuse bool, snap *Snapshot, prev *State, aler
 			addTo(&rootTotal, &e.fairShare)
 			rootSG = rootSG.Add(e.fairShare.Min(pd.sgs).ClampZero()) // operations have no guarantee
 		}
-		r := &res.Elements[i]
+		r := &res.Elements[j]
 		// Every field of the record is written once, in the record's
 		// order (a reused record is not cleared first; what it may hold
 		// from before is overwritten too, with zero where a new record
