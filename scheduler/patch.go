@@ -46,8 +46,9 @@ const maxDrift = 16
 const minDrift = 8
 
 // patch builds the tree for snap in place from the last tree, when it can
-// (see above; keepsPools must hold); it reports false, changing nothing,
-// when it cannot.
+// (see above; keepsPools must hold); it reports false when it cannot,
+// leaving the last tree as it was for reshape (what patchMatch wrote,
+// reshape writes again).
 func (t *tree) patch(snap *Snapshot) bool {
 	t.swapOps()
 	if !t.patchMatch(snap) {
@@ -266,6 +267,8 @@ func (t *tree) preorder() []int32 {
 	return t.seq
 }
 
+// appendPreorder appends element i's subtree to seq in pre-order: i, its
+// child pools' subtrees, then its operations.
 func (t *tree) appendPreorder(seq []int32, i int) []int32 {
 	seq = append(seq, int32(i))
 	e := &t.el[i]
