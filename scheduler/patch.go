@@ -51,11 +51,12 @@ const minDrift = 8
 // reshape writes again).
 func (t *tree) patch(snap *Snapshot) bool {
 	t.swapOps()
-	if !t.patchMatch(snap) {
+	finished, ok := t.patchMatch(snap)
+	if !ok {
 		t.swapOps() // back: reshape reads the last tree's
 		return false
 	}
-	t.patchLayout(snap)
+	t.patchLayout(snap, finished)
 	return true
 }
 
@@ -71,9 +72,10 @@ func (t *tree) swapOps() {
 // patchMatch indexes snap's operations, finds each one's place in the last
 // update's list (t.opPrev, -1 for a started one), checks and validates
 // them, and lists them by pool; it writes nothing of the tree's elements.
-// It reports false when patch does not apply or the snapshot is invalid
-// (a full build finds the same error, reported the same way).
-func (t *tree) patchMatch(snap *Snapshot) bool {
+// It returns how many of the last operations finished, and false when
+// patch does not apply or the snapshot is invalid (a full build finds the
+// same error, reported the same way).
+func (t *tree) patchMatch(snap *Snapshot) (finished int, ok bool) {
 	np, no := len(snap.Pools), len(snap.Operations)
 	oldKeys := t.opIdxOld.keys
 	nOld := len(oldKeys)
@@ -92,14 +94,14 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 		for k := range batch {
 			o, oi := &batch[k], b+k
 			if _, ok := t.opIdx.addHashed(keys[k], hs[k]); !ok {
-				return false // listed twice
+				return 0, false // listed twice
 			}
 			q := -1
 			if p < nOld && oldKeys[p] == keys[k] {
 				q = p
 			} else if j, ok := t.opIdxOld.find(keys[k]); ok {
 				if j < p {
-					return false // out of the last order
+					return 0, false // out of the last order
 				}
 				q = j
 			}
@@ -108,17 +110,17 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 				p = q + 1
 				ps = t.opPoolOld[q]
 				if ps > 0 && o.Pool != t.topo.names[ps-1] || ps == 0 && o.Pool != "" {
-					return false // moved to another pool
+					return 0, false // moved to another pool
 				}
 			} else {
 				started++
 				if _, clash := t.poolIdx[PoolID(keys[k])]; clash {
-					return false // a pool's name (one that stays was checked when it started)
+					return 0, false // a pool's name (one that stays was checked when it started)
 				}
 				if o.Pool != "" {
 					pi, ok := t.poolIdx[o.Pool]
 					if !ok {
-						return false
+						return 0, false
 					}
 					ps = pi + 1
 				}
@@ -131,13 +133,13 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 			}
 			t.opSame[oi] = same
 			if o.validateKnown(same) != nil {
-				return false
+				return 0, false
 			}
 		}
 	}
-	finished := nOld - (no - started)
+	finished = nOld - (no - started)
 	if t.drift+finished+started+1 > max((1+np+no)/maxDrift, minDrift) {
-		return false // reshape compacts the store
+		return 0, false // reshape compacts the store
 	}
 	t.opList = t.slotLists(t.opStart, t.opPool[:no], t.opList)
 	for i := range snap.Pools {
@@ -145,15 +147,15 @@ func (t *tree) patchMatch(snap *Snapshot) bool {
 			sortFIFO(t.opList[t.opStart[i+1]:t.opStart[i+2]], snap.Operations, p.FifoSortParameters)
 		}
 	}
-	t.patchFinished = finished
-	return true
+	return finished, true
 }
 
 // patchLayout makes the tree snap's, in place, once patchMatch has matched
 // its operations: holes for the finished operations, elements for the
 // started ones, the child lists written again, the kept operations'
-// elements brought up to date, and then fill, as rebuild fills.
-func (t *tree) patchLayout(snap *Snapshot) {
+// elements brought up to date, and then fill, as rebuild fills; finished
+// operations of the last list finished.
+func (t *tree) patchLayout(snap *Snapshot, finished int) {
 	np, no := len(snap.Pools), len(snap.Operations)
 	nOld := len(t.opIdxOld.keys)
 
@@ -179,7 +181,7 @@ func (t *tree) patchLayout(snap *Snapshot) {
 	// The drift: holes, operations out of place, and one for the child
 	// lists written again (a fifo pool's kept operations may be in
 	// another order, in elements that did not move).
-	t.drift += t.patchFinished + 1
+	t.drift += finished + 1
 
 	// The pools whose operations changed: those that lost one or got a
 	// started one (a pool's kept operations keep their order, see

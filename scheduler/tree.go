@@ -314,7 +314,7 @@ type tree struct {
 	opPrev                []int32
 	oldTaken, slotChanged []bool
 	free, seq             []int32
-	drift, patchFinished  int
+	drift                 int
 	// patched: fill is filling for patch (see slotChanged).
 	patched bool
 	// built says how the last build made the tree (for tests).
