@@ -8,6 +8,21 @@ import (
 	"pgregory.net/rapid"
 )
 
+// resultDiff describes the first of a result's elements, state and alerts
+// that differ from want's (-want +got), or returns "".
+func resultDiff(want, got *Result) string {
+	if d := cmp.Diff(want.Elements, got.Elements); d != "" {
+		return "Elements differ (-want +got):\n" + d
+	}
+	if d := cmp.Diff(want.State, got.State); d != "" {
+		return "State differs (-want +got):\n" + d
+	}
+	if d := cmp.Diff(want.Alerts, got.Alerts); d != "" {
+		return "Alerts differ (-want +got):\n" + d
+	}
+	return ""
+}
+
 // An Engine reused across updates of different trees, including updates that
 // fail, gives exactly what a fresh engine gives: nothing of an earlier update
 // leaks into a later one.

@@ -39,14 +39,8 @@ func TestPropertyUpdateIntoMatchesUpdate(t *testing.T) {
 			if err := en.UpdateInto(res, snap, prev); err != nil {
 				t.Fatalf("update %d: UpdateInto: %v", k, err)
 			}
-			if d := cmp.Diff(want.Elements, res.Elements); d != "" {
-				t.Fatalf("update %d: Elements differ (-Update +UpdateInto):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.State, res.State); d != "" {
-				t.Fatalf("update %d: State differs (-Update +UpdateInto):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.Alerts, res.Alerts); d != "" {
-				t.Fatalf("update %d: Alerts differ (-Update +UpdateInto):\n%s", k, d)
+			if d := resultDiff(want, res); d != "" {
+				t.Fatalf("update %d: %s", k, d)
 			}
 			if !want.Now.Equal(res.Now) || want.Total != res.Total {
 				t.Fatalf("update %d: Now or Total differ", k)

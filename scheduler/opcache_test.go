@@ -185,14 +185,8 @@ func TestPropertyEngineSequenceMatchesFreshUpdates(t *testing.T) {
 				continue
 			}
 			last = cur
-			if d := cmp.Diff(want.Elements, res.Elements); d != "" {
-				t.Fatalf("update %d: Elements differ (-fresh +engine):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.State, res.State); d != "" {
-				t.Fatalf("update %d: State differs (-fresh +engine):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.Alerts, res.Alerts); d != "" {
-				t.Fatalf("update %d: Alerts differ (-fresh +engine):\n%s", k, d)
+			if d := resultDiff(want, res); d != "" {
+				t.Fatalf("update %d: %s", k, d)
 			}
 			prevF, prevE = &want.State, &res.State
 			next = 1 - next

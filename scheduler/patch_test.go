@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
@@ -117,14 +116,8 @@ func TestPropertyOperationsComeAndGo(t *testing.T) {
 				patched++
 			}
 
-			if d := cmp.Diff(want.Elements, res.Elements); d != "" {
-				rt.Fatalf("update %d (built %d): Elements differ (-fresh +engine):\n%s", k, en.t.built, d)
-			}
-			if d := cmp.Diff(want.State, res.State); d != "" {
-				rt.Fatalf("update %d: State differs (-fresh +engine):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.Alerts, res.Alerts); d != "" {
-				rt.Fatalf("update %d: Alerts differ (-fresh +engine):\n%s", k, d)
+			if d := resultDiff(want, res); d != "" {
+				rt.Fatalf("update %d (built %d): %s", k, en.t.built, d)
 			}
 			if bad := keptSumsSound(&en.t); bad != "" {
 				rt.Fatalf("update %d: %s", k, bad)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
@@ -124,14 +123,8 @@ func TestPropertyReusedStructureMatchesFreshUpdate(t *testing.T) {
 			if werr != nil {
 				continue
 			}
-			if d := cmp.Diff(want.Elements, res.Elements); d != "" {
-				t.Fatalf("update %d: Elements differ (-fresh +reused):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.State, res.State); d != "" {
-				t.Fatalf("update %d: State differs (-fresh +reused):\n%s", k, d)
-			}
-			if d := cmp.Diff(want.Alerts, res.Alerts); d != "" {
-				t.Fatalf("update %d: Alerts differ (-fresh +reused):\n%s", k, d)
+			if d := resultDiff(want, &res); d != "" {
+				t.Fatalf("update %d: %s", k, d)
 			}
 		}
 	})
