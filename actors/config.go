@@ -38,8 +38,15 @@ type Config struct {
 	// FairShareEventPeriod is how often each tree publishes a fair-share
 	// snapshot event. Default 1s.
 	FairShareEventPeriod time.Duration
-	// RequestTimeout bounds every actor-to-actor request. Default 5s.
+	// RequestTimeout bounds every actor-to-actor request, and each write
+	// of a tree's state. Default 5s.
 	RequestTimeout time.Duration
+	// StatePersistPeriod is how often each tree writes its fair-share state
+	// (the integral pools' accumulated volumes) to Deps.State after an
+	// update; it is written once more when the scheduler stops, so a crash
+	// loses at most this much of the volumes' refill and consumption.
+	// Default 10s.
+	StatePersistPeriod time.Duration
 	// PreemptionRateLimit caps the jobs one tree interrupts per second for
 	// starving operations: a token bucket of this rate holding at most one
 	// second's worth (and at least one token). A preemption needs one token
@@ -66,6 +73,7 @@ func DefaultConfig() Config {
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
+		StatePersistPeriod:       10 * time.Second,
 		PreemptionRateLimit:      100,
 		GracefulTolerance:        1e-4,
 	}
@@ -99,6 +107,8 @@ func (c *Config) Validate() error {
 		return bad("GracefulTolerance", "must be a finite number >= 0, got %g", c.GracefulTolerance)
 	case c.RequestTimeout <= 0:
 		return bad("RequestTimeout", "must be positive, got %s", c.RequestTimeout)
+	case c.StatePersistPeriod <= 0:
+		return bad("StatePersistPeriod", "must be positive, got %s", c.StatePersistPeriod)
 	}
 	return nil
 }

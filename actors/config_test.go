@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConfigValidateNamesTheField(t *testing.T) {
@@ -22,6 +23,13 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 			if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), name) {
 				t.Errorf("%s = %g: Validate() = %v, want ErrConfig naming %s", name, v, err, name)
 			}
+		}
+	}
+	for _, v := range []time.Duration{0, -time.Second} {
+		c := DefaultConfig()
+		c.StatePersistPeriod = v
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "StatePersistPeriod") {
+			t.Errorf("StatePersistPeriod = %s: Validate() = %v, want ErrConfig naming StatePersistPeriod", v, err)
 		}
 	}
 }

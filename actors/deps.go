@@ -28,11 +28,23 @@ type OperationStore interface {
 	List(ctx context.Context) ([]*pb.OperationStatus, error)
 }
 
+// StateStore persists each tree's fair-share state across scheduler
+// restarts (the integral pools' accumulated volumes; see TreeSpec.Volumes
+// for how they come back). PutTreeState is called from a goroutine of the
+// tree's own, never from Receive, one call at a time per tree, each with
+// a newer state than the last.
+type StateStore interface {
+	PutTreeState(ctx context.Context, st *pb.TreeState) error
+}
+
 // Deps are the live scheduler's connections to the outside world.
 type Deps struct {
 	Events  EventSink
 	Signals SignalSink
 	Store   OperationStore
+	// State persists the trees' fair-share state; nil persists nothing
+	// (tests that do not restart the scheduler).
+	State StateStore
 	// Epoch is the leader epoch carried by every command.
 	Epoch uint64
 }

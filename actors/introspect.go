@@ -94,6 +94,7 @@ func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 	res, release := t.ledger.results.acquire()
 	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats}
 	out.Updates.RecycledResults, out.Updates.AllocatedResults = t.ledger.results.counts()
+	out.Updates.StateWrites, out.Updates.StateWriteFailures = t.writer.writes.Load(), t.writer.failures.Load()
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})
 	for _, p := range t.allPools() {
 		parent := string(p.Parent)

@@ -1,9 +1,11 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +34,10 @@ type System struct {
 	dir       atomic.Pointer[treeDirectory]
 	fatal     chan error
 	fatalOnce sync.Once
+	// writers are the trees' state writers, of removed trees too (Stop
+	// waits for each to end).
+	writersMu sync.Mutex
+	writers   []*stateWriter
 	stop      chan struct{}
 	done      chan struct{}
 }
@@ -129,10 +135,15 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg)}
 	ref.setSpec(spec)
-	pid, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newTreeActor(&s.cfg, s.deps, spec, ref.ledger), s.guard), "tree:"+spec.Name)
+	w := newStateWriter(s.deps.State, spec.Name, s.cfg.RequestTimeout, s.cfg.Logger)
+	pid, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newTreeActor(&s.cfg, s.deps, spec, ref.ledger, w), s.guard), "tree:"+spec.Name)
 	if err != nil {
+		w.close(nil)
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
 	}
+	s.writersMu.Lock()
+	s.writers = append(s.writers, w)
+	s.writersMu.Unlock()
 	ref.pid = pid
 	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree, workers), "placer:"+spec.Name)
 	if err != nil {
@@ -276,4 +287,18 @@ func (s *System) Stop() {
 		_ = s.as.Root.StopFuture(t.placer).Wait()
 	}
 	s.as.Shutdown()
+	// Every tree actor closed its writer when it stopped, handing it the
+	// latest state: wait for those last writes, each bounded by
+	// RequestTimeout.
+	s.writersMu.Lock()
+	writers := slices.Clone(s.writers)
+	s.writersMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout+time.Second)
+	defer cancel()
+	for _, w := range writers {
+		w.close(nil) // a tree whose actor never started
+		if !w.wait(ctx) {
+			s.cfg.Logger.Warn("tree state writer did not finish before the stop deadline", "tree", w.tree)
+		}
+	}
 }

@@ -128,14 +128,18 @@ type treeActor struct {
 	opStarvation map[string]opStarv
 
 	lastFairShareEvent time.Time
-	updates            int
+	// writer persists the tree's state; lastState is when an update last
+	// offered it one (see persistState).
+	writer    *stateWriter
+	lastState time.Time
+	updates   int
 	// stats counts the updates for introspection (see UpdateStats).
 	stats UpdateStats
 }
 
-func newTreeActor(cfg *Config, deps Deps, spec TreeSpec, ledger *Ledger) actor.Producer {
+func newTreeActor(cfg *Config, deps Deps, spec TreeSpec, ledger *Ledger, writer *stateWriter) actor.Producer {
 	return func() actor.Actor {
-		return &treeActor{cfg: cfg, deps: deps, spec: spec, ledger: ledger, engine: &scheduler.Engine{}}
+		return &treeActor{cfg: cfg, deps: deps, spec: spec, ledger: ledger, writer: writer, engine: &scheduler.Engine{}}
 	}
 }
 
@@ -148,6 +152,9 @@ func (t *treeActor) Receive(ctx actor.Context) {
 		// generation: the old one's tick, if in flight, is ignored.
 		if t.cancel != nil {
 			t.cancel()
+		}
+		if _, stopping := m.(*actor.Stopping); stopping {
+			t.closeState()
 		}
 	case *admitOperation:
 		ctx.Respond(t.admit(ctx, m))
@@ -483,6 +490,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	}
 	t.updates++
 	t.state = m.res.State
+	t.persistState(m.res.Now)
 	t.stats.PublishLockSeconds += t.ledger.setResult(m.res).Seconds()
 	t.operationStarvation(m.res)
 	t.poolStarvation(m.res, func(pid *actor.PID, msg *poolResult) { ctx.Send(pid, msg) })

@@ -22,6 +22,10 @@ type UpdateStats struct {
 	// RecycledResults and AllocatedResults count the Results the updates
 	// were given since the tree was created: recycled ones and new ones.
 	RecycledResults, AllocatedResults uint64
+	// StateWrites and StateWriteFailures count the writes of the tree's
+	// state (its integral volumes, see Config.StatePersistPeriod) that
+	// succeeded and that failed since the tree was created.
+	StateWrites, StateWriteFailures uint64
 }
 
 // count adds one update whose engine took took, whose snapshot held the

@@ -37,6 +37,7 @@ var keySeeds = []string{
 	"", "cluster", "cluster.x", "tree", "tree.", "tree.physical", "tree.a=b", "tree.a$b", "tree.=a", "tree.$a",
 	"tree.a.b", "pool.t.p", "pool.t.research=alice", "pool.t.research$alice", "pool.t", "pool..p", "pool.t.p.q",
 	"pool.t=x.p", "pool.t.=", "tree." + strings.Repeat("t", MaxTokenLength+1), "tree.a b", "tree.*", "tree.>",
+	"state", "state.", "state.physical", "state.a=b", "state.a$b", "state.=a", "state.a.b", "state.*", "epoch",
 }
 
 // checkRejected is the property of a parse failure: an error that wraps
@@ -156,6 +157,29 @@ func FuzzParseConfigKey(f *testing.F) {
 		}
 		if s := k.String(); s != key {
 			t.Fatalf("ParseConfigKey(%q) = %s, whose String is %q", key, show, s)
+		}
+	})
+}
+
+// FuzzParseTreeStateKey checks ParseTreeStateKey: no panic; a key it
+// accepts is rebuilt exactly by TreeStateKey (one key per tree); a key it
+// rejects gives an error wrapping ErrInvalidStateKey that quotes the key.
+func FuzzParseTreeStateKey(f *testing.F) {
+	for _, s := range keySeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		tree, err := ParseTreeStateKey(key)
+		if err != nil {
+			checkRejected(t, "ParseTreeStateKey", key, err, ErrInvalidStateKey)
+			return
+		}
+		back, err := TreeStateKey(tree)
+		if err != nil {
+			t.Fatalf("ParseTreeStateKey(%q) = %q, which TreeStateKey rejects: %v", key, tree, err)
+		}
+		if back != key {
+			t.Fatalf("ParseTreeStateKey(%q) = %q, which TreeStateKey builds into %q", key, tree, back)
 		}
 	})
 }

@@ -148,6 +148,8 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--preemption-rate-limit", "NaN"},
 		{"server", "--gc-percent", "-5"},
 		{"server", "--heartbeat-period", "0s"},
+		{"server", "--state-persist-period", "0s"},
+		{"server", "--state-persist-period", "-1m"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},
 	} {

@@ -17,7 +17,7 @@ type Collector struct {
 	operations, running, lightweight, limit *prometheus.Desc
 	starvation                              *prometheus.Desc
 	updates, updateFailures, lastUpdate     *prometheus.Desc
-	results                                 *prometheus.Desc
+	results, stateWrites                    *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -46,13 +46,15 @@ func NewCollector(o *Orchid) *Collector {
 			"The fair-share engine's time in the tree's latest completed update.", []string{"tree"}, nil),
 		results: prometheus.NewDesc("sharetree_tree_fair_share_results_total",
 			"Results the tree's updates wrote into: recycled (memory of a Result no reader holds) or allocated.", []string{"tree", "source"}, nil),
+		stateWrites: prometheus.NewDesc("sharetree_tree_state_writes_total",
+			"Writes of the tree's state (integral pools' accumulated volumes) to the scheduler bucket, by outcome (ok, failed).", []string{"tree", "outcome"}, nil),
 	}
 }
 
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
-		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results} {
+		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.stateWrites} {
 		ch <- d
 	}
 }
@@ -79,6 +81,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.updateFailures, u.Failures, tree)
 		counter(c.results, u.RecycledResults, tree, "recycled")
 		counter(c.results, u.AllocatedResults, tree, "allocated")
+		counter(c.stateWrites, u.StateWrites, tree, "ok")
+		counter(c.stateWrites, u.StateWriteFailures, tree, "failed")
 		gauge(c.lastUpdate, u.Last.Seconds(), tree)
 		c.collectTree(gauge, tree, in)
 		in.Release()

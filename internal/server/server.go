@@ -105,8 +105,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("revive operations: %w", err)
 	}
+	state := &kvState{kv: schedKV}
+	persisted, err := state.Load(ctx, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("load the trees' state: %w", err)
+	}
 	s.events = newEventSink(js, s.epoch, cfg.EventBuffer, cfg.Logger)
-	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, Epoch: s.epoch}
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, State: state, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
 	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {
@@ -124,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("load the tree configuration: %w", err)
 	}
 	last := map[string]actors.TreeSpec{}
-	trees := treeSpecs(snap, cfg.Trees, last)
+	trees := treeSpecs(snap, cfg.Trees, last, persisted)
 	for _, t := range snap.Trees {
 		if t.Err != nil {
 			return nil, fmt.Errorf("tree configuration: tree %s: %w", t.Tree.Name, t.Err)
@@ -179,7 +184,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
 			"metrics", "http://"+s.http.addr()+"/metrics")
 	}
-	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived))
+	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived),
+		"trees_with_persisted_volumes", len(persisted))
 	ok = true
 	return s, nil
 }

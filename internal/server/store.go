@@ -23,12 +23,27 @@ func (s *kvStore) Put(ctx context.Context, st *pb.OperationStatus) error {
 	if err != nil {
 		return err
 	}
-	data, err := proto.Marshal(st)
+	return putMessage(ctx, s.kv, key, st)
+}
+
+// putMessage writes m under key.
+func putMessage(ctx context.Context, kv jetstream.KeyValue, key string, m proto.Message) error {
+	data, err := proto.Marshal(m)
 	if err != nil {
 		return err
 	}
-	_, err = s.kv.Put(ctx, key, data)
+	_, err = kv.Put(ctx, key, data)
 	return err
+}
+
+// sortedKeys drains a key lister into a sorted list.
+func sortedKeys(lister jetstream.KeyLister) []string {
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // List implements actors.OperationStore: every stored operation, by key.
@@ -37,11 +52,7 @@ func (s *kvStore) List(ctx context.Context) ([]*pb.OperationStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(lister)
 	out := make([]*pb.OperationStatus, 0, len(keys))
 	for _, k := range keys {
 		e, err := s.kv.Get(ctx, k)

@@ -12,9 +12,11 @@ import (
 
 // treeSpecs turns a configuration snapshot into the actors' trees. A tree
 // whose stored configuration breaks a rule keeps last (its last valid
-// spec) when there is one and is left out otherwise. Volumes come from the
-// trees file (the bucket does not hold state).
-func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string]actors.TreeSpec) []actors.TreeSpec {
+// spec) when there is one and is left out otherwise. A tree's integral
+// volumes are those persisted for it (see kvState) when there are, else the
+// trees file's (persisted is nil when a running scheduler reconfigures: a
+// running tree keeps the volumes it has).
+func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string]actors.TreeSpec, persisted map[string]map[scheduler.PoolID]scheduler.Resources) []actors.TreeSpec {
 	volumes := map[string]scenario.TreeSpec{}
 	if file != nil {
 		for _, t := range file.Trees {
@@ -31,6 +33,9 @@ func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string
 			continue
 		}
 		spec := actors.TreeSpec{Name: t.Tree.Name, Config: t.Tree.Config, Pools: t.PoolConfigs(), Volumes: volumes[t.Tree.Name].Volumes}
+		if v, ok := persisted[t.Tree.Name]; ok {
+			spec.Volumes = v
+		}
 		if !t.Filter.IsEmpty() {
 			spec.NodeFilter = t.Filter
 		}
@@ -92,7 +97,7 @@ func (s *Server) applySnapshots(ctx context.Context, snaps <-chan treeconf.Snaps
 				s.cfg.Logger.Error("tree configuration breaks a rule; the tree keeps its last valid configuration", "tree", t.Tree.Name, "err", t.Err)
 			}
 		}
-		specs := treeSpecs(snap, s.cfg.Trees, last)
+		specs := treeSpecs(snap, s.cfg.Trees, last, nil)
 		if len(specs) == 0 {
 			continue
 		}

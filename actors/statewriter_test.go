@@ -1,0 +1,79 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+)
+
+// gatedStateStore records the trees' states it is given; the first Put
+// waits until release is closed, and fail makes a Put fail.
+type gatedStateStore struct {
+	mu      sync.Mutex
+	puts    []string
+	started chan struct{}
+	release chan struct{}
+	fail    map[string]bool
+}
+
+func (s *gatedStateStore) PutTreeState(ctx context.Context, st *pb.TreeState) error {
+	s.mu.Lock()
+	first := len(s.puts) == 0
+	s.puts = append(s.puts, st.GetTree())
+	s.mu.Unlock()
+	if first {
+		close(s.started)
+		<-s.release
+	}
+	if s.fail[st.GetTree()] {
+		return errors.New("bucket unavailable")
+	}
+	return nil
+}
+
+// TestStateWriterWritesTheLatestStateLast: states offered while a write
+// runs replace each other; close's state is written after everything
+// offered before it, and nothing after it.
+func TestStateWriterWritesTheLatestStateLast(t *testing.T) {
+	store := &gatedStateStore{started: make(chan struct{}), release: make(chan struct{}), fail: map[string]bool{"s1": true}}
+	w := newStateWriter(store, "tree", time.Second, slog.New(slog.DiscardHandler))
+	w.offer(&pb.TreeState{Tree: "s1"})
+	<-store.started // s1 is being written
+	w.offer(&pb.TreeState{Tree: "s2"})
+	w.offer(&pb.TreeState{Tree: "s3"})
+	w.close(&pb.TreeState{Tree: "final"})
+	w.offer(&pb.TreeState{Tree: "after close"})
+	close(store.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !w.wait(ctx) {
+		t.Fatal("the writer did not end after close")
+	}
+	if diff := cmp.Diff([]string{"s1", "final"}, store.puts); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if w.writes.Load() != 1 || w.failures.Load() != 1 {
+		t.Errorf("writes %d, failures %d; want 1 and 1", w.writes.Load(), w.failures.Load())
+	}
+	w.close(nil) // twice is harmless
+}
+
+// TestStateWriterWithoutStore: with no store nothing is written, and
+// close still ends the writer.
+func TestStateWriterWithoutStore(t *testing.T) {
+	w := newStateWriter(nil, "tree", time.Second, slog.New(slog.DiscardHandler))
+	w.offer(&pb.TreeState{Tree: "s1"})
+	w.close(&pb.TreeState{Tree: "final"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !w.wait(ctx) || w.writes.Load() != 0 || w.failures.Load() != 0 {
+		t.Fatalf("ended %v, writes %d, failures %d; want true, 0, 0", w.wait(ctx), w.writes.Load(), w.failures.Load())
+	}
+}
