@@ -97,3 +97,46 @@ func TestStoredTreeStatesAreCheckedOnLoad(t *testing.T) {
 		t.Errorf("decodeTreeState(epoch) = %v, want ErrBadTreeState wrapping ErrInvalidStateKey", err)
 	}
 }
+
+// FuzzDecodeTreeState: any key and value give either a typed error
+// (ErrBadTreeState) or volumes the engine accepts, for the key's tree,
+// that encode back to a state decoding to the same volumes.
+func FuzzDecodeTreeState(f *testing.F) {
+	f.Add("state.physical", treeState("physical", cpuVolume("p", 3.5)))
+	f.Add("state.a=b", treeState("a$b", cpuVolume("p", 1), cpuVolume("q", 1e-12)))
+	f.Add("state.x", treeState("x", cpuVolume("p", -1)))
+	f.Add("state.x", []byte{0xff, 0x01})
+	f.Add("epoch", []byte("3"))
+	f.Fuzz(func(t *testing.T, key string, data []byte) {
+		tree, vols, err := decodeTreeState(key, data)
+		if err != nil {
+			if !errors.Is(err, ErrBadTreeState) {
+				t.Fatalf("decodeTreeState(%q) error %v does not wrap ErrBadTreeState", key, err)
+			}
+			return
+		}
+		if k, kerr := subjects.TreeStateKey(tree); kerr != nil || k != key {
+			t.Fatalf("decodeTreeState(%q) = tree %q, whose key is %q (%v)", key, tree, k, kerr)
+		}
+		st := &pb.TreeState{Tree: tree}
+		for name, v := range vols {
+			for r, x := range v {
+				if !scheduler.ValidVolume(x) {
+					t.Fatalf("accepted pool %s volume %s = %g", name, scheduler.ResourceType(r), x)
+				}
+			}
+			st.Pools = append(st.Pools, &pb.PoolVolume{Pool: string(name), AccumulatedVolume: wire.ToResources(v)})
+		}
+		again, err := proto.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, back, err := decodeTreeState(key, again)
+		if err != nil {
+			t.Fatalf("re-encoded state refused: %v", err)
+		}
+		if diff := cmp.Diff(vols, back); diff != "" {
+			t.Fatalf("round trip (-first +again):\n%s", diff)
+		}
+	})
+}
