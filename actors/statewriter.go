@@ -85,6 +85,16 @@ func (w *stateWriter) wait(ctx context.Context) bool {
 	}
 }
 
+// ended reports whether the writer ended (after close).
+func (w *stateWriter) ended() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (w *stateWriter) run() {
 	defer close(w.done)
 	for range w.wake {

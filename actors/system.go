@@ -34,8 +34,8 @@ type System struct {
 	dir       atomic.Pointer[treeDirectory]
 	fatal     chan error
 	fatalOnce sync.Once
-	// writers are the trees' state writers, of removed trees too (Stop
-	// waits for each to end).
+	// writers are the trees' state writers, of removed trees too while
+	// their last write runs (Stop waits for each to end).
 	writersMu sync.Mutex
 	writers   []*stateWriter
 	stop      chan struct{}
@@ -142,7 +142,8 @@ func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
 	}
 	s.writersMu.Lock()
-	s.writers = append(s.writers, w)
+	// (Writers of removed trees that finished are dropped.)
+	s.writers = append(slices.DeleteFunc(s.writers, (*stateWriter).ended), w)
 	s.writersMu.Unlock()
 	ref.pid = pid
 	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree, workers), "placer:"+spec.Name)
@@ -288,8 +289,8 @@ func (s *System) Stop() {
 	}
 	s.as.Shutdown()
 	// Every tree actor closed its writer when it stopped, handing it the
-	// latest state: wait for those last writes, each bounded by
-	// RequestTimeout.
+	// latest state: wait for those last writes (they run side by side, each
+	// bounded by RequestTimeout).
 	s.writersMu.Lock()
 	writers := slices.Clone(s.writers)
 	s.writersMu.Unlock()
