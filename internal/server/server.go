@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,7 @@ type Server struct {
 	http        *httpServer
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
+	closeOnce   sync.Once
 }
 
 // Start brings the scheduler up; Close stops it.
@@ -238,8 +240,11 @@ func (s *Server) Epoch() uint64 { return s.epoch }
 // Fatal delivers an unrecoverable actor failure.
 func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 
-// Close stops the service, the actors, the event publisher and NATS.
-func (s *Server) Close() {
+// Close stops the service, the actors, the event publisher and NATS. Only
+// the first call does anything.
+func (s *Server) Close() { s.closeOnce.Do(s.close) }
+
+func (s *Server) close() {
 	if s.http != nil {
 		if err := s.http.close(); err != nil {
 			s.cfg.Logger.Warn("http listener stopped", "err", err)

@@ -2,17 +2,15 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -30,23 +28,14 @@ trees:
 `
 
 // startOnDir starts a scheduler on the trees document keeping JetStream in
-// dir; the caller closes it.
-func startOnDir(t *testing.T, dir string) *server.Server {
+// dir (servertest.Start: it is closed when the test ends, if not before).
+func startOnDir(t *testing.T, dir string) (*server.Server, *nats.Conn) {
 	t.Helper()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(integralTreesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees = dir, trees
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
-	cfg.Actors.StatePersistPeriod = 100 * time.Millisecond
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return servertest.Start(t, integralTreesYAML, func(cfg *server.Config) {
+		cfg.DataDir = dir
+		cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
+		cfg.Actors.StatePersistPeriod = 100 * time.Millisecond
+	})
 }
 
 // burstVolume is the burst pool's accumulated cpu volume in the tree's
@@ -68,23 +57,13 @@ func burstVolume(srv *server.Server) (float64, bool) {
 // instead of the trees file's initial volume.
 func TestIntegralVolumesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
-	srv := startOnDir(t, dir)
-	closed := false
-	defer func() {
-		if !closed {
-			srv.Close()
-		}
-	}()
+	srv, nc := startOnDir(t, dir)
 	// One node gives the cluster resources, so the volume refills (by the
 	// flow's share of the cluster) while no operation consumes it.
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	acfg := nodeagent.DefaultConfig("node-0", scheduler.Resources{scheduler.CPU: 4, scheduler.UserSlots: 4})
 	acfg.HeartbeatPeriod, acfg.WorkDir = 50*time.Millisecond, t.TempDir()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := nodeagent.New(acfg, nc)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +76,7 @@ func TestIntegralVolumesSurviveARestart(t *testing.T) {
 	})
 	cancel()
 	wg.Wait()
-	nc.Close()
 	srv.Close()
-	closed = true
 	// The last result is the one the tree wrote when it stopped.
 	want, ok := burstVolume(srv)
 	if !ok || want <= 7.5 {
@@ -108,8 +85,7 @@ func TestIntegralVolumesSurviveARestart(t *testing.T) {
 
 	// No node now: the cluster is empty, so nothing refills, and every
 	// update reports the volume it started with.
-	srv2 := startOnDir(t, dir)
-	defer srv2.Close()
+	srv2, _ := startOnDir(t, dir)
 	testutil.WaitFor(t, 10*time.Second, "the restarted scheduler's first update", func() bool {
 		_, ok := burstVolume(srv2)
 		return ok
