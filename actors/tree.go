@@ -147,15 +147,13 @@ func (t *treeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		t.start(ctx)
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Restarting:
 		// A restarted actor is a new treeActor whose timer has a new
 		// generation: the old one's tick, if in flight, is ignored.
-		if t.cancel != nil {
-			t.cancel()
-		}
-		if _, stopping := m.(*actor.Stopping); stopping {
-			t.closeState()
-		}
+		t.stopTimer()
+	case *actor.Stopping:
+		t.stopTimer()
+		t.closeState()
 	case *admitOperation:
 		ctx.Respond(t.admit(ctx, m))
 	case *operationDone:
@@ -233,11 +231,16 @@ func (t *treeActor) syncPoolActors(ctx actor.Context) {
 // A new timer generation makes a tick already in flight from the old
 // timer ignored.
 func (t *treeActor) startTimer(ctx actor.Context) {
+	t.stopTimer()
+	t.tickGen = tickGens.Add(1)
+	t.scheduleTick(ctx, 0)
+}
+
+// stopTimer cancels the timer of the next tick, if one is set.
+func (t *treeActor) stopTimer() {
 	if t.cancel != nil {
 		t.cancel()
 	}
-	t.tickGen = tickGens.Add(1)
-	t.scheduleTick(ctx, 0)
 }
 
 // tickGens numbers the tree actors' timers: unique in the process, so that
