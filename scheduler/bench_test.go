@@ -190,15 +190,38 @@ func BenchmarkUpdatePhasesCold(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	var work coldWork
 	for range b.N {
 		en := enginePool.Get().(*Engine)
 		en.t.pooled = true
 		updateInPhases(b, &en.t, new(Result), false, snap, prev, sums)
+		b.StopTimer()
+		work = coldWorkOf(&en.t)
+		b.StartTimer()
 		en.release()
 		enginePool.Put(en)
 	}
 	b.StopTimer()
 	reportPhases(b, sums)
+	b.ReportMetric(float64(work.fPoints), "f-points")
+	b.ReportMetric(float64(work.sPoints), "s-points")
+	b.ReportMetric(float64(work.preparations), "pool-preparations")
+	b.ReportMetric(float64(work.bisections), "bisections")
+}
+
+// coldWork is how much a cold update built: the points of the pools'
+// FairShareByFitFactor and FairShareBySuggestion (as far as the lazy build
+// took them), the pools prepared (an integral pass may prepare one again)
+// and the pools whose fit factor was bisected.
+type coldWork struct{ fPoints, sPoints, preparations, bisections int }
+
+func coldWorkOf(t *tree) coldWork {
+	w := coldWork{preparations: t.poolStats.fresh, bisections: t.poolStats.bisected}
+	for k := range t.pools {
+		w.fPoints += len(t.lz[k].sum.out)
+		w.sPoints += len(t.lz[k].s)
+	}
+	return w
 }
 
 // BenchmarkUpdatePhasesChurn is BenchmarkUpdatePhases with the changes of

@@ -212,6 +212,7 @@ func (t *tree) distributeChildren(i int, s float64) {
 	}
 	if sum := sumAt(f); !e.fairShare.DominatesEps(sum, epsilon) {
 		lo, hi := e.fLo, f
+		t.poolStats.bisected++
 		for range 64 {
 			mid := (lo + hi) / 2
 			if sum := sumAt(mid); e.fairShare.DominatesEps(sum, epsilon) {

@@ -85,8 +85,10 @@ type poolStats struct {
 	// fresh: started afresh, sumKept of them keeping the children's sum;
 	// renumbered: kept sums whose children were renumbered; distKept:
 	// pools whose children got the fair shares of the last update's
-	// distribution back (see keepDistribution).
-	restored, swapped, fresh, sumKept, renumbered, distKept int
+	// distribution back (see keepDistribution); bisected: pools whose
+	// children's fair shares exceeded theirs by rounding, so that the fit
+	// factor was bisected (see distributeChildren).
+	restored, swapped, fresh, sumKept, renumbered, distKept, bisected int
 }
 
 // newVer returns a function identity never given before.
