@@ -180,7 +180,10 @@ func BenchmarkUpdatePhases(b *testing.B) {
 // BenchmarkUpdatePhasesCold is BenchmarkUpdatePhases for the package-level
 // Update: each update borrows a pooled Engine, as Update does, which keeps
 // no structure, element or function from the last update (its build is a
-// full build), and returns a new Result.
+// full build), and returns a new Result. It runs BenchmarkUpdate's three
+// sizes, and reports the time per element too, so that the sizes compare:
+// the smallest tree's working memory fits in one core's L2 cache, the
+// middle one's in the L3 cache, the largest one's in neither.
 func BenchmarkUpdatePhasesCold(b *testing.B) {
 	for _, size := range []struct{ pools, ops int }{
 		{100, 1000},
