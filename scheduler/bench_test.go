@@ -180,14 +180,31 @@ func BenchmarkUpdatePhases(b *testing.B) {
 // BenchmarkUpdatePhasesCold is BenchmarkUpdatePhases for the package-level
 // Update: each update borrows a pooled Engine, as Update does, which keeps
 // no structure, element or function from the last update (its build is a
-// full build), and returns a new Result.
+// full build), and returns a new Result. It runs BenchmarkUpdate's three
+// sizes, and reports the time per element too, so that the sizes compare:
+// the smallest tree's working memory fits in one core's L2 cache, the
+// middle one's in the L3 cache, the largest one's in neither.
 func BenchmarkUpdatePhasesCold(b *testing.B) {
-	snap, prev := genSnapshot(benchParams(10000, 100000))
+	for _, size := range []struct{ pools, ops int }{
+		{100, 1000},
+		{1000, 10000},
+		{10000, 100000},
+	} {
+		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
+			benchmarkPhasesCold(b, size.pools, size.ops)
+		})
+	}
+}
+
+func benchmarkPhasesCold(b *testing.B, pools, ops int) {
+	snap, prev := genSnapshot(benchParams(pools, ops))
 	prev.LastUpdate = snap.Now.Add(-time.Second)
 	sums := make([]time.Duration, len(phaseNames))
-	if _, err := Update(snap, prev); err != nil {
+	r, err := Update(snap, prev)
+	if err != nil {
 		b.Fatalf("Update: %v", err)
 	}
+	elements := len(r.Elements)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var work coldWork
@@ -207,6 +224,7 @@ func BenchmarkUpdatePhasesCold(b *testing.B) {
 	b.ReportMetric(float64(work.sPoints), "s-points")
 	b.ReportMetric(float64(work.preparations), "pool-preparations")
 	b.ReportMetric(float64(work.bisections), "bisections")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 }
 
 // coldWork is how much a cold update built: the points of the pools'
