@@ -35,6 +35,12 @@ type OperationStore interface {
 // a newer state than the last.
 type StateStore interface {
 	PutTreeState(ctx context.Context, st *pb.TreeState) error
+	// DeleteTreeState deletes the tree's stored state (deleting one that
+	// is not there is not an error). It is called once, after the tree's
+	// last PutTreeState ended, when the tree is removed from the
+	// configuration: a tree added again later starts from its
+	// configuration's volumes.
+	DeleteTreeState(ctx context.Context, tree string) error
 }
 
 // Deps are the live scheduler's connections to the outside world.

@@ -19,6 +19,9 @@ type treeRef struct {
 	pid    *actor.PID
 	ledger *Ledger
 	placer *actor.PID
+	// writer persists the tree's state (the tree actor's; stopTree tells
+	// it the tree is removed).
+	writer *stateWriter
 	pools  map[scheduler.PoolID]bool
 	// parents maps each pool to its parent when some pool has
 	// offloading_settings (nil otherwise: submissions skip the walk).

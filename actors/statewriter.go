@@ -21,39 +21,70 @@ import (
 // writes the latest one offered, one write at a time, so that a newer state
 // is never overwritten by an older one still in flight. States offered
 // while a write runs replace each other; only the last is written.
+//
+// When the tree is removed from the configuration (remove), the writer
+// deletes the stored state instead, after any write in flight, and writes
+// nothing more. A writer started for a tree of the same name after that
+// waits for this one to end before its first write (after), so that the
+// deletion never lands on the new tree's state.
 type stateWriter struct {
 	store   StateStore
 	timeout time.Duration
 	logger  *slog.Logger
 	tree    string
+	after   <-chan struct{} // nil, or the done of the tree's previous writer
 
-	mu     sync.Mutex
-	next   *pb.TreeState // offered, not yet taken
-	closed bool
-	wake   chan struct{} // capacity 1: a state is waiting
-	done   chan struct{} // closed when the last write ended
+	mu      sync.Mutex
+	next    *pb.TreeState // offered, not yet taken
+	closed  bool
+	removed bool          // the state is to be deleted; nothing more is written
+	deleted bool          // the deletion was taken (done or failed)
+	wake    chan struct{} // capacity 1: a state (or the deletion) is waiting
+	done    chan struct{} // closed when the last write ended
 
 	writes, failures atomic.Uint64
 }
 
 // newStateWriter starts the writer of tree's state; a nil store gives a
-// writer that writes nothing (offer and close still work).
-func newStateWriter(store StateStore, tree string, timeout time.Duration, logger *slog.Logger) *stateWriter {
-	w := &stateWriter{store: store, timeout: timeout, logger: logger, tree: tree,
+// writer that writes nothing (offer and close still work). after, when not
+// nil, is the done channel of the tree's previous writer: nothing is
+// written before it is closed.
+func newStateWriter(store StateStore, tree string, timeout time.Duration, logger *slog.Logger, after <-chan struct{}) *stateWriter {
+	w := &stateWriter{store: store, timeout: timeout, logger: logger, tree: tree, after: after,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// offer hands the writer a state to write; it never blocks. After close,
-// it does nothing.
+// offer hands the writer a state to write; it never blocks. After close or
+// remove, it does nothing.
 func (w *stateWriter) offer(st *pb.TreeState) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.closed || w.removed {
 		return
 	}
 	w.next = st
+	w.signal()
+}
+
+// remove turns the writer's last action into deleting the tree's stored
+// state: what was offered and not yet taken is dropped, a write in flight
+// ends first, and later offers (close's state included) are ignored. It
+// never blocks. Call it before the tree actor stops, when the tree is
+// removed from the configuration (not when the scheduler stops).
+func (w *stateWriter) remove() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.removed {
+		return
+	}
+	w.removed, w.next = true, nil
+	w.signal()
+}
+
+// signal wakes the writer up; w.mu is held and the writer is not closed.
+func (w *stateWriter) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default: // a wake-up is pending already
@@ -97,12 +128,24 @@ func (w *stateWriter) ended() bool {
 
 func (w *stateWriter) run() {
 	defer close(w.done)
+	if w.after != nil {
+		<-w.after // bounded: the previous writer ends after its last write's timeout
+	}
 	for range w.wake {
 		w.mu.Lock()
 		st := w.next
 		w.next = nil
+		del := w.removed && !w.deleted
+		w.deleted = w.deleted || del
 		w.mu.Unlock()
-		if st == nil || w.store == nil {
+		if w.store == nil {
+			continue
+		}
+		if del {
+			w.delete()
+			continue
+		}
+		if st == nil {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
@@ -115,6 +158,18 @@ func (w *stateWriter) run() {
 		}
 		w.writes.Add(1)
 	}
+}
+
+// delete deletes the tree's stored state (see remove).
+func (w *stateWriter) delete() {
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
+	if err := w.store.DeleteTreeState(ctx, w.tree); err != nil {
+		w.failures.Add(1)
+		w.logger.Warn("removed tree's state not deleted; it is deleted when the scheduler next starts without the tree", "tree", w.tree, "err", err)
+		return
+	}
+	w.logger.Info("removed tree's state deleted", "tree", w.tree)
 }
 
 // treeStateOf is what a tree persists of the engine's state: the pools

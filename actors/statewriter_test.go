@@ -10,14 +10,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
-// gatedStateStore records the trees' states it is given; the first Put
-// waits until release is closed, and fail makes a Put fail.
+// gatedStateStore records the trees' states it is given (puts, by the
+// state's tree field) and every call in order (calls: "put X" and
+// "delete T"); the first Put waits until release is closed, and fail makes
+// a Put fail.
 type gatedStateStore struct {
 	mu      sync.Mutex
 	puts    []string
+	calls   []string
 	started chan struct{}
 	release chan struct{}
 	fail    map[string]bool
@@ -27,6 +31,7 @@ func (s *gatedStateStore) PutTreeState(ctx context.Context, st *pb.TreeState) er
 	s.mu.Lock()
 	first := len(s.puts) == 0
 	s.puts = append(s.puts, st.GetTree())
+	s.calls = append(s.calls, "put "+st.GetTree())
 	s.mu.Unlock()
 	if first {
 		close(s.started)
@@ -38,12 +43,19 @@ func (s *gatedStateStore) PutTreeState(ctx context.Context, st *pb.TreeState) er
 	return nil
 }
 
+func (s *gatedStateStore) DeleteTreeState(ctx context.Context, tree string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, "delete "+tree)
+	return nil
+}
+
 // TestStateWriterWritesTheLatestStateLast: states offered while a write
 // runs replace each other; close's state is written after everything
 // offered before it, and nothing after it.
 func TestStateWriterWritesTheLatestStateLast(t *testing.T) {
 	store := &gatedStateStore{started: make(chan struct{}), release: make(chan struct{}), fail: map[string]bool{"s1": true}}
-	w := newStateWriter(store, "tree", time.Second, slog.New(slog.DiscardHandler))
+	w := newStateWriter(store, "tree", time.Second, slog.New(slog.DiscardHandler), nil)
 	w.offer(&pb.TreeState{Tree: "s1"})
 	<-store.started // s1 is being written
 	w.offer(&pb.TreeState{Tree: "s2"})
@@ -68,7 +80,7 @@ func TestStateWriterWritesTheLatestStateLast(t *testing.T) {
 // TestStateWriterWithoutStore: with no store nothing is written, and
 // close still ends the writer.
 func TestStateWriterWithoutStore(t *testing.T) {
-	w := newStateWriter(nil, "tree", time.Second, slog.New(slog.DiscardHandler))
+	w := newStateWriter(nil, "tree", time.Second, slog.New(slog.DiscardHandler), nil)
 	w.offer(&pb.TreeState{Tree: "s1"})
 	w.close(&pb.TreeState{Tree: "final"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -76,4 +88,43 @@ func TestStateWriterWithoutStore(t *testing.T) {
 	if !w.wait(ctx) || w.writes.Load() != 0 || w.failures.Load() != 0 {
 		t.Fatalf("ended %v, writes %d, failures %d; want true, 0, 0", w.wait(ctx), w.writes.Load(), w.failures.Load())
 	}
+}
+
+// TestStateWriterDeletesARemovedTreesState: remove drops what was offered,
+// lets the write in flight end, then deletes the stored state, and nothing
+// is written after it (close's state neither); a writer started for the
+// same tree afterwards writes only once the deletion is done.
+func TestStateWriterDeletesARemovedTreesState(t *testing.T) {
+	store := &gatedStateStore{started: make(chan struct{}), release: make(chan struct{})}
+	logger := slog.New(slog.DiscardHandler)
+	old := newStateWriter(store, "tree", time.Second, logger, nil)
+	old.offer(&pb.TreeState{Tree: "s1"})
+	<-store.started // s1 is being written
+	old.offer(&pb.TreeState{Tree: "s2"})
+	old.remove()
+	old.offer(&pb.TreeState{Tree: "after remove"})
+	// The tree is added again while the old writer still waits on s1.
+	next := newStateWriter(store, "tree", time.Second, logger, old.done)
+	next.offer(&pb.TreeState{Tree: "new"})
+	old.close(&pb.TreeState{Tree: "close after remove"})
+	close(store.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !old.wait(ctx) {
+		t.Fatal("the removed tree's writer did not end")
+	}
+	testutil.WaitFor(t, 10*time.Second, "the new writer's first write", func() bool { return next.writes.Load() == 1 })
+	next.close(nil)
+	if !next.wait(ctx) {
+		t.Fatal("the new writer did not end")
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if diff := cmp.Diff([]string{"put s1", "delete tree", "put new"}, store.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if old.writes.Load() != 1 || old.failures.Load() != 0 {
+		t.Errorf("old writer: writes %d, failures %d; want 1 and 0", old.writes.Load(), old.failures.Load())
+	}
+	old.remove() // after close: nothing
 }

@@ -135,17 +135,26 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg)}
 	ref.setSpec(spec)
-	w := newStateWriter(s.deps.State, spec.Name, s.cfg.RequestTimeout, s.cfg.Logger)
+	s.writersMu.Lock()
+	// (Writers of removed trees that finished are dropped; one that has
+	// not, for a tree of this name, is still deleting its state: the new
+	// writer waits for it.)
+	s.writers = slices.DeleteFunc(s.writers, (*stateWriter).ended)
+	var after <-chan struct{}
+	for _, prev := range s.writers {
+		if prev.tree == spec.Name {
+			after = prev.done
+		}
+	}
+	w := newStateWriter(s.deps.State, spec.Name, s.cfg.RequestTimeout, s.cfg.Logger, after)
+	s.writers = append(s.writers, w)
+	s.writersMu.Unlock()
 	pid, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newTreeActor(&s.cfg, s.deps, spec, ref.ledger, w), s.guard), "tree:"+spec.Name)
 	if err != nil {
 		w.close(nil)
 		return nil, fmt.Errorf("spawn tree %s: %w", spec.Name, err)
 	}
-	s.writersMu.Lock()
-	// (Writers of removed trees that finished are dropped.)
-	s.writers = append(slices.DeleteFunc(s.writers, (*stateWriter).ended), w)
-	s.writersMu.Unlock()
-	ref.pid = pid
+	ref.pid, ref.writer = pid, w
 	placer, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newPlacerActor(ref.ledger), s.guard, lockFree, workers), "placer:"+spec.Name)
 	if err != nil {
 		s.as.Root.Stop(pid) // spawnTree runs in the root actor: no waiting
@@ -155,8 +164,10 @@ func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
 	return ref, nil
 }
 
-// stopTree stops a removed tree's actors.
+// stopTree stops a removed tree's actors; its stored state is deleted once
+// its last write ended (see stateWriter.remove).
 func (s *System) stopTree(ref *treeRef) {
+	ref.writer.remove()
 	s.as.Root.Stop(ref.pid)
 	s.as.Root.Stop(ref.placer)
 }

@@ -41,6 +41,8 @@ type Server struct {
 	// applies changes.
 	confStore *treeconf.Store
 	confSvc   micro.Service
+	// state keeps the trees' fair-share state (see kvState).
+	state *kvState
 	// The orchid: its NATS service and the HTTP listener (nil when
 	// disabled).
 	orchidSvc   micro.Service
@@ -130,6 +132,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the tree configuration: %w", err)
 	}
+	configured := map[string]bool{}
+	for _, t := range snap.Trees {
+		configured[t.Tree.Name] = true
+	}
+	state.dropUnconfigured(ctx, persisted, configured, cfg.Logger)
+	s.state = state
 	last := map[string]actors.TreeSpec{}
 	trees := treeSpecs(snap, cfg.Trees, last, persisted)
 	for _, t := range snap.Trees {

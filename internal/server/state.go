@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -32,6 +34,60 @@ func (s *kvState) PutTreeState(ctx context.Context, st *pb.TreeState) error {
 	return putMessage(ctx, s.kv, key, st)
 }
 
+// DeleteTreeState implements actors.StateStore.
+func (s *kvState) DeleteTreeState(ctx context.Context, tree string) error {
+	key, err := subjects.TreeStateKey(tree)
+	if err != nil {
+		return err
+	}
+	if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// dropUnconfigured deletes the stored states of the trees the
+// configuration does not list (removed while the scheduler was down), and
+// removes them from persisted. A tree the configuration lists, even one
+// whose configuration breaks a rule (it may be mended and start later),
+// keeps its state. Failures are logged: the state stays until the next
+// start.
+func (s *kvState) dropUnconfigured(ctx context.Context, persisted map[string]map[scheduler.PoolID]scheduler.Resources, configured map[string]bool, logger *slog.Logger) {
+	for _, tree := range slices.Sorted(maps.Keys(persisted)) {
+		if configured[tree] {
+			continue
+		}
+		delete(persisted, tree)
+		if err := s.DeleteTreeState(ctx, tree); err != nil {
+			logger.Warn("stored state of a tree no longer configured not deleted", "tree", tree, "err", err)
+			continue
+		}
+		logger.Info("stored state of a tree no longer configured deleted", "tree", tree)
+	}
+}
+
+// loadTrees reads the stored volumes of the named trees only (see Load);
+// a tree with none, or whose state cannot be read or used (logged), is not
+// in the result.
+func (s *kvState) loadTrees(ctx context.Context, trees []string, logger *slog.Logger) map[string]map[scheduler.PoolID]scheduler.Resources {
+	out := map[string]map[scheduler.PoolID]scheduler.Resources{}
+	for _, tree := range trees {
+		key, err := subjects.TreeStateKey(tree)
+		if err != nil {
+			continue // no state can be stored under such a name
+		}
+		vols, err := s.load(ctx, key, logger)
+		if err != nil {
+			logger.Warn("stored tree state not read; the tree starts from the trees file's volumes", "tree", tree, "err", err)
+			continue
+		}
+		if vols != nil {
+			out[tree] = vols
+		}
+	}
+	return out
+}
+
 // Load reads every tree's stored volumes, by tree name. A key that cannot
 // be used is logged (naming the key and what is wrong) and left out: its
 // tree starts from the volumes of the trees file, as on a first start. An
@@ -41,24 +97,37 @@ func (s *kvState) Load(ctx context.Context, logger *slog.Logger) (map[string]map
 	if err != nil {
 		return nil, fmt.Errorf("list tree states: %w", err)
 	}
-	keys := sortedKeys(lister)
 	out := map[string]map[scheduler.PoolID]scheduler.Resources{}
-	for _, key := range keys {
-		e, err := s.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
+	for _, key := range sortedKeys(lister) {
+		vols, err := s.load(ctx, key, logger)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", key, err)
+			return nil, err
 		}
-		tree, vols, err := decodeTreeState(key, e.Value())
-		if err != nil {
-			logger.Warn("stored tree state ignored; the tree starts from the trees file's volumes", "err", err)
-			continue
+		if vols != nil {
+			tree, _ := subjects.ParseTreeStateKey(key) // load checked it
+			out[tree] = vols
 		}
-		out[tree] = vols
 	}
 	return out, nil
+}
+
+// load reads the state stored under key: nil when there is none, or when
+// it cannot be used (logged, naming the key and what is wrong); an error
+// only when the bucket cannot be read.
+func (s *kvState) load(ctx context.Context, key string, logger *slog.Logger) (map[scheduler.PoolID]scheduler.Resources, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	_, vols, err := decodeTreeState(key, e.Value())
+	if err != nil {
+		logger.Warn("stored tree state ignored; the tree starts from the trees file's volumes", "err", err)
+		return nil, nil
+	}
+	return vols, nil
 }
 
 // decodeTreeState checks and converts the value stored under key.

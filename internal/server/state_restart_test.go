@@ -2,17 +2,24 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
+	"github.com/sharetree/sharetree/internal/treeconf"
+	"github.com/sharetree/sharetree/internal/wire"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 const integralTreesYAML = `
@@ -92,5 +99,108 @@ func TestIntegralVolumesSurviveARestart(t *testing.T) {
 	})
 	if got, _ := burstVolume(srv2); got != want {
 		t.Fatalf("burst pool's volume after the restart = %g, want %g (the volume at stop; the trees file says 7)", got, want)
+	}
+}
+
+// TestStoredStatesFollowTheTreesConfiguration: a tree added while the
+// scheduler runs takes the volumes stored for it; a tree removed from the
+// configuration has its stored state deleted; at start, the state of a tree
+// the configuration no longer lists is deleted, and a listed tree's kept.
+func TestStoredStatesFollowTheTreesConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	srv, nc := startOnDir(t, dir)
+	ctx := context.Background()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, subjects.SchedulerBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func(tree string) bool {
+		key, err := subjects.TreeStateKey(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = kv.Get(ctx, key)
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			t.Fatalf("read %s: %v", key, err)
+		}
+		return err == nil
+	}
+	putState := func(st *pb.TreeState) {
+		key, err := subjects.TreeStateKey(st.GetTree())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := proto.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "the physical tree's first stored state", func() bool { return stored("physical") })
+
+	// A tree the scheduler never ran, with a state stored for it (by a
+	// scheduler that ran it before), is added: it starts from that state.
+	// The trees file does not list it, so without the state it would
+	// start from nothing.
+	putState(&pb.TreeState{Tree: "later", Pools: []*pb.PoolVolume{{Pool: "burst", AccumulatedVolume: wire.ToResources(scheduler.Resources{scheduler.CPU: 42})}}})
+	cc := treeconf.NewClient(nc, 5*time.Second)
+	doc := "version: 1\ntrees: [{name: later, config: {fair_share_update_period: 50ms}, pools: [{name: burst, integral_guarantees: {guarantee_type: burst, resource_flow: {cpu: 1}, burst_guarantee_resources: {cpu: 2}}}]}]"
+	if _, err := cc.Apply(ctx, []byte(doc), false, false); err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	testutil.WaitFor(t, 10*time.Second, "the added tree's first update", func() bool {
+		r := srv.System().Result("later")
+		if r == nil {
+			return false
+		}
+		e, ok := r.Element("burst")
+		if ok && e.Integral != nil {
+			got = e.Integral.AccumulatedResourceVolume[scheduler.CPU]
+		}
+		return ok
+	})
+	// No node: nothing refills or consumes, so the volume is the stored one.
+	if got != 42 {
+		t.Errorf("the added tree's burst volume = %g, want the stored 42", got)
+	}
+
+	// Removed from the configuration: its stored state goes too.
+	if _, err := cc.RemovePool(ctx, "later", "burst", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.RemoveTree(ctx, "later", 0); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the removed tree's stored state to be deleted", func() bool { return !stored("later") })
+	if !stored("physical") {
+		t.Error("the physical tree's state went with the other tree's")
+	}
+
+	// A state for a tree the configuration does not list (removed while
+	// the scheduler was down) is deleted when the scheduler starts. (The
+	// NATS server is the scheduler's own: the state is put before it
+	// stops.)
+	putState(&pb.TreeState{Tree: "ghost"})
+	srv.Close()
+	_, nc2 := startOnDir(t, dir)
+	js2, err := jetstream.New(nc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv, err = js2.KeyValue(ctx, subjects.SchedulerBucket); err != nil {
+		t.Fatal(err)
+	}
+	if stored("ghost") {
+		t.Error("the state of tree ghost, which no configuration lists, is still stored after the start")
+	}
+	if !stored("physical") {
+		t.Error("the physical tree's state was deleted at the start")
 	}
 }

@@ -14,8 +14,8 @@ import (
 // whose stored configuration breaks a rule keeps last (its last valid
 // spec) when there is one and is left out otherwise. A tree's integral
 // volumes are those persisted for it (see kvState) when there are, else the
-// trees file's (persisted is nil when a running scheduler reconfigures: a
-// running tree keeps the volumes it has).
+// trees file's; they matter only to a tree that starts (a running tree
+// keeps the volumes it has).
 func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string]actors.TreeSpec, persisted map[string]map[scheduler.PoolID]scheduler.Resources) []actors.TreeSpec {
 	volumes := map[string]scenario.TreeSpec{}
 	if file != nil {
@@ -97,7 +97,16 @@ func (s *Server) applySnapshots(ctx context.Context, snaps <-chan treeconf.Snaps
 				s.cfg.Logger.Error("tree configuration breaks a rule; the tree keeps its last valid configuration", "tree", t.Tree.Name, "err", t.Err)
 			}
 		}
-		specs := treeSpecs(snap, s.cfg.Trees, last, nil)
+		// A tree this scheduler never ran (added to the configuration, or
+		// mended after breaking a rule since the start) takes its stored
+		// volumes; one it removed earlier had its state deleted then.
+		var fresh []string
+		for _, t := range snap.Trees {
+			if _, ran := last[t.Tree.Name]; !ran && t.Err == nil {
+				fresh = append(fresh, t.Tree.Name)
+			}
+		}
+		specs := treeSpecs(snap, s.cfg.Trees, last, s.state.loadTrees(ctx, fresh, s.cfg.Logger))
 		if len(specs) == 0 {
 			continue
 		}
