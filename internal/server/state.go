@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -47,15 +45,21 @@ func (s *kvState) DeleteTreeState(ctx context.Context, tree string) error {
 }
 
 // dropUnconfigured deletes the stored states of the trees the
-// configuration does not list (removed while the scheduler was down), and
-// removes them from persisted. A tree the configuration lists, even one
-// whose configuration breaks a rule (it may be mended and start later),
-// keeps its state. Failures are logged: the state stays until the next
-// start.
+// configuration does not list (removed while the scheduler was down),
+// whether or not they could be used, and removes them from persisted. A
+// tree the configuration lists, even one whose configuration breaks a rule
+// (it may be mended and start later), keeps its state. Failures are
+// logged: the state stays until the next start.
 func (s *kvState) dropUnconfigured(ctx context.Context, persisted map[string]map[scheduler.PoolID]scheduler.Resources, configured map[string]bool, logger *slog.Logger) {
-	for _, tree := range slices.Sorted(maps.Keys(persisted)) {
-		if configured[tree] {
-			continue
+	lister, err := s.kv.ListKeysFiltered(ctx, subjects.TreeStateKeys)
+	if err != nil {
+		logger.Warn("stored states of trees no longer configured not listed; they stay until the next start", "err", err)
+		return
+	}
+	for _, key := range sortedKeys(lister) {
+		tree, err := subjects.ParseTreeStateKey(key)
+		if err != nil || configured[tree] {
+			continue // (a malformed key names no tree; Load logged it)
 		}
 		delete(persisted, tree)
 		if err := s.DeleteTreeState(ctx, tree); err != nil {

@@ -188,6 +188,9 @@ func TestStoredStatesFollowTheTreesConfiguration(t *testing.T) {
 	// NATS server is the scheduler's own: the state is put before it
 	// stops.)
 	putState(&pb.TreeState{Tree: "ghost"})
+	if _, err := kv.Put(ctx, "state.garbage", []byte{0xff, 0x01}); err != nil { // one that does not decode, too
+		t.Fatal(err)
+	}
 	srv.Close()
 	_, nc2 := startOnDir(t, dir)
 	js2, err := jetstream.New(nc2)
@@ -197,8 +200,10 @@ func TestStoredStatesFollowTheTreesConfiguration(t *testing.T) {
 	if kv, err = js2.KeyValue(ctx, subjects.SchedulerBucket); err != nil {
 		t.Fatal(err)
 	}
-	if stored("ghost") {
-		t.Error("the state of tree ghost, which no configuration lists, is still stored after the start")
+	for _, tree := range []string{"ghost", "garbage"} {
+		if stored(tree) {
+			t.Errorf("the state of tree %s, which no configuration lists, is still stored after the start", tree)
+		}
 	}
 	if !stored("physical") {
 		t.Error("the physical tree's state was deleted at the start")
