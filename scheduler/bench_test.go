@@ -33,6 +33,14 @@ func benchParams(pools, ops int) genParams {
 	}
 }
 
+// benchSizes are issue 2's three tree sizes, pools and operations, each
+// benchmarked as a sub-benchmark "pools=P,ops=O".
+var benchSizes = []struct{ pools, ops int }{
+	{100, 1000},
+	{1000, 10000},
+	{10000, 100000},
+}
+
 func BenchmarkUpdate(b *testing.B) {
 	benchmarkUpdate(b, func(p *genParams) {})
 }
@@ -45,11 +53,7 @@ func BenchmarkBusyUpdate(b *testing.B) {
 }
 
 func benchmarkUpdate(b *testing.B, tweak func(*genParams)) {
-	for _, size := range []struct{ pools, ops int }{
-		{100, 1000},
-		{1000, 10000},
-		{10000, 100000},
-	} {
+	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
 			p := benchParams(size.pools, size.ops)
 			tweak(&p)
@@ -110,11 +114,7 @@ func BenchmarkUpdateIntoChanged(b *testing.B) {
 }
 
 func benchmarkUpdateInto(b *testing.B, changed bool) {
-	for _, size := range []struct{ pools, ops int }{
-		{100, 1000},
-		{1000, 10000},
-		{10000, 100000},
-	} {
+	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
 			snap, prev := genSnapshot(benchParams(size.pools, size.ops))
 			prev.LastUpdate = snap.Now.Add(-time.Second)
@@ -185,11 +185,7 @@ func BenchmarkUpdatePhases(b *testing.B) {
 // the smallest tree's working memory fits in one core's L2 cache, the
 // middle one's in the L3 cache, the largest one's in neither.
 func BenchmarkUpdatePhasesCold(b *testing.B) {
-	for _, size := range []struct{ pools, ops int }{
-		{100, 1000},
-		{1000, 10000},
-		{10000, 100000},
-	} {
+	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("pools=%d,ops=%d", size.pools, size.ops), func(b *testing.B) {
 			benchmarkPhasesCold(b, size.pools, size.ops)
 		})
@@ -343,11 +339,7 @@ func reportPhases(b *testing.B, sums []time.Duration) {
 // (nothing changes) flatters that, this does not. The changes are made
 // outside the timer, and cpu-ms/op counts the updates only.
 func BenchmarkUpdateIntoChurn(b *testing.B) {
-	for _, size := range []struct{ pools, ops int }{
-		{100, 1000},
-		{1000, 10000},
-		{10000, 100000},
-	} {
+	for _, size := range benchSizes {
 		for _, c := range []struct {
 			name          string
 			churn, starts float64 // fractions of the operations
