@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
@@ -130,15 +129,7 @@ func TestStoredStatesFollowTheTreesConfiguration(t *testing.T) {
 		return err == nil
 	}
 	putState := func(st *pb.TreeState) {
-		key, err := subjects.TreeStateKey(st.GetTree())
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := proto.Marshal(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := kv.Put(ctx, key, data); err != nil {
+		if err := server.PutTreeState(ctx, kv, st); err != nil {
 			t.Fatal(err)
 		}
 	}
