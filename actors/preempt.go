@@ -84,7 +84,7 @@ func (s *preemptState) take(n int, now time.Time) bool {
 	}
 	burst := max(rate, 1)
 	if !s.refilled.IsZero() {
-		s.tokens = min(burst, s.tokens+now.Sub(s.refilled).Seconds()*rate)
+		s.tokens = min(burst, s.tokens+float64(now.Sub(s.refilled).Seconds()*rate))
 	}
 	s.refilled = now
 	if s.tokens < 1 {

@@ -60,7 +60,7 @@ func normalizeSpec(in *pb.OperationSpec, defaultTree string) (*pb.OperationSpec,
 			// The operation's demand is an amount the engine takes (see
 			// scheduler.MaxAmount); past it, every update of its trees
 			// would be refused.
-			if demand[r] += float64(t.GetJobCount()) * v; demand[r] > scheduler.MaxAmount {
+			if demand[r] += float64(float64(t.GetJobCount()) * v); demand[r] > scheduler.MaxAmount {
 				return invalid(f+".job_count", "the operation's jobs need %g %s in all (up to this task), more than the largest amount %g",
 					demand[r], scheduler.ResourceType(r), scheduler.MaxAmount)
 			}

@@ -23,7 +23,7 @@ func drawAmount(t *rapid.T, label string, hi float64) float64 {
 		return hi
 	default:
 		lo := math.Log(MinAmount)
-		v := math.Exp(lo + (math.Log(hi)-lo)*rapid.Float64Range(0, 1).Draw(t, label+".log"))
+		v := math.Exp(lo + float64((math.Log(hi)-lo)*rapid.Float64Range(0, 1).Draw(t, label+".log")))
 		return min(max(v, MinAmount), hi) // exp(log(hi)) may round past hi
 	}
 }

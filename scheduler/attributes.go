@@ -228,15 +228,15 @@ func (t *tree) bestAllocationShare(job *Resources) (Share, bool) {
 		fit := math.Inf(1)
 		for q := range k {
 			r := rs[q]
-			v := n.resources[r] * inv[q]
+			v := float64(n.resources[r] * inv[q])
 			f := math.Floor(v)
-			if tol := 1e-9 * max(1, v); !(v-f >= tol && f+1-v >= tol) { // (NaN, Inf: divide)
+			if tol := float64(1e-9 * max(1, v)); !(v-f >= tol && f+1-v >= tol) { // (NaN, Inf: divide)
 				f = math.Floor(n.resources[r] / job[r])
 			}
 			fit = min(fit, f)
 		}
 		if fit > 0 && !math.IsInf(fit, 1) {
-			usable += n.count * fit * job[Memory]
+			usable += float64(n.count * fit * job[Memory])
 		}
 	}
 	s[Memory] = min(1, usable/total[Memory])

@@ -352,7 +352,7 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 			b.Run(fmt.Sprintf("pools=%d,ops=%d/%s", size.pools, size.ops, c.name), func(b *testing.B) {
 				snap, prev := genSnapshot(benchParams(size.pools, size.ops))
 				prev.LastUpdate = snap.Now.Add(-time.Second)
-				change := churner(snap, rand.New(rand.NewPCG(uint64(size.ops), uint64(c.churn*1000+c.starts*1e6))), c.churn, c.starts)
+				change := churner(snap, rand.New(rand.NewPCG(uint64(size.ops), uint64(float64(c.churn*1000)+float64(c.starts*1e6)))), c.churn, c.starts)
 				elements := benchChurn(b, snap, prev, change)
 				b.ReportMetric(float64(elements), "elements")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
@@ -415,9 +415,9 @@ func churner(snap *Snapshot, rng *rand.Rand, churn, starts float64) func() {
 		for range int(float64(len(ops)) * churn) {
 			o := &ops[rng.IntN(len(ops))]
 			if o.Usage.IsZero() {
-				o.Demand = o.Demand.Scale(0.5 + rng.Float64()).Round()
+				o.Demand = o.Demand.Scale(0.5 + unit(rng)).Round()
 			} else {
-				o.Usage = o.Demand.Scale(0.1 + 0.9*rng.Float64()).Round()
+				o.Usage = o.Demand.Scale(0.1 + float64(0.9*unit(rng))).Round()
 			}
 		}
 		n := int(float64(len(ops)) * starts)

@@ -34,7 +34,7 @@ func TestBestAllocationShareMatchesDivision(t *testing.T) {
 			k := float64(1 + rng.IntN(8))
 			job = n.Scale(1 / k)
 		case 1:
-			job = Resources{CPU: math.Round(rng.Float64()*1600) / 100, Memory: math.Floor(rng.Float64() * 65536), UserSlots: float64(rng.IntN(4))}
+			job = Resources{CPU: math.Round(unit(rng)*1600) / 100, Memory: math.Floor(unit(rng) * 65536), UserSlots: float64(rng.IntN(4))}
 		case 2:
 			job = Resources{CPU: 0.01 * float64(1+rng.IntN(300)), Memory: float64(1 + rng.IntN(4096))}
 		default:
@@ -53,7 +53,7 @@ func TestBestAllocationShareMatchesDivision(t *testing.T) {
 				}
 			}
 			if fit > 0 && !math.IsInf(fit, 1) {
-				usable += n.count * fit * job[Memory]
+				usable += float64(n.count * fit * job[Memory])
 			}
 		}
 		want := Ones(tr.total)

@@ -33,7 +33,7 @@ func TestPropertyBusyOperationSMatchesGeneralPath(t *testing.T) {
 		var usage, demand, lim Share
 		for r := range NumResources {
 			usage[r] = drawShareLevel(t, "usage", 0.5) / 2
-			demand[r] = usage[r] + drawShareLevel(t, "extra", 1.2)/4
+			demand[r] = usage[r] + float64(drawShareLevel(t, "extra", 1.2)/4)
 			lim[r] = rapid.OneOf(rapid.Just(1.0), rapid.Just(1.0), rapid.Float64Range(0, 1.2)).Draw(t, "limit")
 		}
 		if rapid.Bool().Draw(t, "notGPU") {

@@ -136,7 +136,7 @@ func fingerprintVary(k int, prev *Snapshot, rng *rand.Rand) *Snapshot {
 			}
 		}
 		if len(o) > 0 {
-			w := 0.5 + rng.Float64()
+			w := 0.5 + unit(rng)
 			o[pick(len(o))].Weight = &w
 			o[pick(len(o))].ResourceLimits = PartialResources{}.With(CPU, 3)
 			o[pick(len(o))].JobResources = Resources{}
@@ -176,7 +176,7 @@ func fingerprintVary(k int, prev *Snapshot, rng *rand.Rand) *Snapshot {
 	case 7: // pool settings: a weight, a limit, a strong guarantee
 		p := pools()
 		if len(p) > 0 {
-			w := 0.3 + 3*rng.Float64()
+			w := 0.3 + float64(3*unit(rng))
 			p[pick(len(p))].Weight = &w
 			p[pick(len(p))].ResourceLimits = PartialResources{}.With(CPU, 50)
 			q := &p[pick(len(p))]
@@ -208,7 +208,7 @@ func fingerprintVary(k int, prev *Snapshot, rng *rand.Rand) *Snapshot {
 		o := ops()
 		for i := range o {
 			if rng.IntN(10) < 3 {
-				o[i].Usage = o[i].Demand.Scale(rng.Float64()).Round()
+				o[i].Usage = o[i].Demand.Scale(unit(rng)).Round()
 			}
 		}
 	}

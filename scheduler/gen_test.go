@@ -107,9 +107,9 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 	if load <= 0 {
 		load = 1
 	}
-	chance := func(q float64) bool { return q > 0 && rng.Float64() < q }
+	chance := func(q float64) bool { return q > 0 && unit(rng) < q }
 	logUniform := func(lo, hi float64) float64 {
-		return math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))
+		return math.Exp(math.Log(lo) + float64(unit(rng)*(math.Log(hi)-math.Log(lo))))
 	}
 	cpu2 := func(v float64) float64 { return math.Round(v*100) / 100 }
 
@@ -147,7 +147,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		tree.Integral.ShouldDistributeFreeVolumeAmongChildren = true
 	}
 	if p.InferWeights {
-		m := 1 + 9*rng.Float64()
+		m := 1 + float64(9*unit(rng))
 		tree.InferWeightFromGuaranteesShareMultiplier = &m
 	}
 	now := genBaseTime
@@ -181,11 +181,11 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 
 	// Budgets at the root: part of the cluster for strong guarantees, part for
 	// integral flows and bursts (their sum stays below 1 without overcommit).
-	strongBudget := 0.3 + 0.5*rng.Float64() // fraction of the cluster
+	strongBudget := 0.3 + float64(0.5*unit(rng)) // fraction of the cluster
 	integralBudget := math.Max(0, 0.95-strongBudget)
 	if p.Overcommit {
-		strongBudget = 0.5 + rng.Float64()
-		integralBudget = 0.2 + 0.8*rng.Float64()
+		strongBudget = 0.5 + unit(rng)
+		integralBudget = 0.2 + float64(0.8*unit(rng))
 	}
 
 	// Strong guarantees, top-down (children are created after their parent,
@@ -204,7 +204,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		fr := make([]float64, len(guaranteed))
 		sum := 0.0
 		for k := range fr {
-			fr[k] = 0.2 + rng.Float64()
+			fr[k] = 0.2 + unit(rng)
 			sum += fr[k]
 		}
 		// Without a guarantee (overcommit only), use the cluster as the base.
@@ -215,7 +215,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		for k, c := range guaranteed {
 			f := fr[k] / sum * budgetFrac
 			if p.Overcommit && rng.IntN(3) == 0 {
-				f *= 1 + 2*rng.Float64()
+				f *= 1 + float64(2*unit(rng))
 			}
 			gp := pools[c]
 			cpu := cpu2(f * base[CPU])
@@ -238,9 +238,9 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 				// value (so the explicit-plus-implicit sums stay within the
 				// parent's), or above it with overcommit.
 				if (rt == Memory || rt == UserSlots) && rng.IntN(4) == 0 {
-					v := math.Floor(implicit * (0.3 + 0.7*rng.Float64()))
+					v := math.Floor(implicit * (0.3 + float64(0.7*unit(rng))))
 					if p.Overcommit && rng.IntN(2) == 0 {
-						v = math.Floor(implicit * (1 + rng.Float64()))
+						v = math.Floor(implicit * (1 + unit(rng)))
 					}
 					sg = sg.With(rt, v)
 					gp.eff[r] = v
@@ -257,7 +257,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			continue
 		}
 		hasSG := !gp.cfg.StrongGuaranteeResources.IsEmpty()
-		assignChildren(gp.eff, hasSG, gp.children, 0.5+0.5*rng.Float64())
+		assignChildren(gp.eff, hasSG, gp.children, 0.5+float64(0.5*unit(rng)))
 	}
 
 	// Integral pools: burst or relaxed, with flows and bursts that share the
@@ -285,11 +285,11 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		for _, i := range integral {
 			gp := pools[i]
 			ig := &gp.cfg.IntegralGuarantees
-			burstRatio := per * (0.3 + 0.7*rng.Float64())
-			flowRatio := burstRatio * (0.1 + 0.9*rng.Float64())
+			burstRatio := per * (0.3 + float64(0.7*unit(rng)))
+			flowRatio := burstRatio * (0.1 + float64(0.9*unit(rng)))
 			ig.ResourceFlow = PartialResources{}.With(CPU, cpu2(flowRatio*total[CPU]))
 			if rng.IntN(3) == 0 {
-				ig.ResourceFlow = ig.ResourceFlow.With(Memory, math.Floor(flowRatio*total[Memory]*rng.Float64()))
+				ig.ResourceFlow = ig.ResourceFlow.With(Memory, math.Floor(flowRatio*total[Memory]*unit(rng)))
 			}
 			if rng.IntN(2) == 0 {
 				ig.GuaranteeType = GuaranteeBurst
@@ -297,7 +297,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			} else {
 				ig.GuaranteeType = GuaranteeRelaxed
 				if rng.IntN(4) == 0 {
-					m := 1 + 9*rng.Float64()
+					m := 1 + float64(9*unit(rng))
 					ig.RelaxedShareMultiplierLimit = &m
 				}
 			}
@@ -311,12 +311,12 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			switch rng.IntN(5) {
 			case 0:
 			case 1:
-				ps.AccumulatedVolume = total.Scale(flowRatio * 86400 * rng.Float64()).Round()
+				ps.AccumulatedVolume = total.Scale(flowRatio * 86400 * unit(rng)).Round()
 			default:
-				ps.AccumulatedVolume = total.Scale(flowRatio * 600 * rng.Float64()).Round()
+				ps.AccumulatedVolume = total.Scale(flowRatio * 600 * unit(rng)).Round()
 			}
 			if rng.IntN(2) == 0 {
-				ps.LastIntegralShareRatio = burstRatio * rng.Float64()
+				ps.LastIntegralShareRatio = burstRatio * unit(rng)
 			}
 			if ps != (PoolState{}) {
 				state.Pools[gp.cfg.Name] = ps
@@ -346,7 +346,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 			gp.cfg.Weight = &w
 		}
 		if rng.IntN(10) == 0 {
-			tol := rng.Float64()
+			tol := unit(rng)
 			gp.cfg.FairShareStarvationTolerance = &tol
 		}
 		if rng.IntN(10) == 0 {
@@ -373,11 +373,11 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		// Demand: a random shape scaled to a heavy-tailed dominant share.
 		dom := math.Min(2, load/float64(nops)*logUniform(0.05, 20))
 		var shape Resources
-		shape[CPU] = 0.1 + rng.Float64()
-		shape[Memory] = 0.1 + rng.Float64()
-		shape[UserSlots] = 0.05 + rng.Float64()
+		shape[CPU] = 0.1 + unit(rng)
+		shape[Memory] = 0.1 + unit(rng)
+		shape[UserSlots] = 0.05 + unit(rng)
 		if p.GPU && total[GPU] > 0 && rng.IntN(4) == 0 {
-			shape[GPU] = 0.1 + 2*rng.Float64()
+			shape[GPU] = 0.1 + float64(2*unit(rng))
 		}
 		if rng.IntN(8) == 0 {
 			shape[Memory] = 0 // cpu-only operations
@@ -405,7 +405,7 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		switch {
 		case k < 5:
 		case k < 8:
-			u := rng.Float64()
+			u := unit(rng)
 			for r := range o.Usage {
 				o.Usage[r] = math.Floor(o.Demand[r] * u)
 			}
@@ -535,3 +535,10 @@ func TestGenSnapshotValid(t *testing.T) {
 		}
 	}
 }
+
+// unit is rng.Float64() rounded on its own. math/rand/v2 scales an integer
+// into [0, 1) with a multiplication; inlined, the compiler may fuse it with
+// the caller's next addition on targets with fused multiply-add (arm64 and
+// others), and the check in .ci/fma-check refuses any fused instruction in
+// the module (see docs/DETERMINISM.md), so generators draw through unit.
+func unit(rng *rand.Rand) float64 { return float64(rng.Float64()) }

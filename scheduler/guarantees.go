@@ -60,7 +60,7 @@ func (t *tree) inferStrongGuarantees() {
 				if pd[c].strongGuarantee.Set.Has(rt) {
 					continue
 				}
-				pd[c].effectiveSG[r] = storeResource(rt, implicit[j]*scale)
+				pd[c].effectiveSG[r] = storeResource(rt, float64(implicit[j]*scale))
 			}
 		}
 	}
@@ -77,7 +77,7 @@ func storeResource(r ResourceType, v float64) float64 {
 	if r == CPU {
 		return math.Round(v*100) / 100
 	}
-	return math.Trunc(v + 1e-9*max(1, math.Abs(v)))
+	return math.Trunc(v + float64(1e-9*max(1, math.Abs(v))))
 }
 
 // adjustGuarantees validates the root's guarantees against the cluster
@@ -130,7 +130,7 @@ func (t *tree) adjustGuarantees(burst []int) []Alert {
 // exceeds reports the first resource in which a exceeds b (beyond rounding).
 func exceeds(a, b Resources) (ResourceType, bool) {
 	for r := range a {
-		if a[r] > b[r]+1e-9*max(1, b[r]) {
+		if a[r] > b[r]+float64(1e-9*max(1, b[r])) {
 			return ResourceType(r), true
 		}
 	}

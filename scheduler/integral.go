@@ -38,7 +38,7 @@ func (t *tree) updateVolumes(pools []int, dt float64) {
 		t.vol(e).capacity = t.total.Scale(t.data(e).flowRatio).Round().Scale(satSeconds)
 		for r := range NumResources {
 			old := t.vol(e).volume[r]
-			v := old + t.total[r]*dt*t.data(e).flowRatio - t.total[r]*dt*t.data(e).lastShareRatio
+			v := old + float64(t.total[r]*dt*t.data(e).flowRatio) - float64(t.total[r]*dt*t.data(e).lastShareRatio)
 			v = max(v, 0)
 			capacity := min(t.vol(e).capacity[r], MaxVolume)
 			upper := max(old, capacity) // old <= MaxVolume (see loadPrevious)

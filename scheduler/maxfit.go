@@ -109,11 +109,11 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 		}
 		sig = appendEnvelope(sig, s.px, x, py, y, &s.act, &s.gk, n, end)
 		if !ok {
-			xe := s.px + end*(x-s.px)
+			xe := s.px + float64(end*(x-s.px))
 			var ye Share
 			for k := range n {
 				r := s.act[k]
-				ye[r] = py[r] + end*(y[r]-py[r])
+				ye[r] = py[r] + float64(end*(y[r]-py[r]))
 			}
 			ve := 0.0
 			for k := range n {
@@ -194,7 +194,7 @@ func appendEnvelope(sig []sigmaVertex, x0, x1 float64, y0, y1 *Share, act *[NumR
 			return sig
 		}
 		if bestT < end {
-			sig = append(sig, sigmaVertex{x0 + bestT*(x1-x0), a[cur] + b[cur]*bestT})
+			sig = append(sig, sigmaVertex{x0 + float64(bestT*(x1-x0)), a[cur] + float64(b[cur]*bestT)})
 		}
 		cur, t = best, bestT
 	}

@@ -49,13 +49,13 @@ func transposeComponent(f vfunc, r int, g, l float64, out sfunc) sfunc {
 		if !started {
 			started = true
 			if havePrev && prevY < g && y > g {
-				emit(g, prevF+(g-prevY)/(y-prevY)*(fx-prevF))
+				emit(g, prevF+float64((g-prevY)/(y-prevY)*(fx-prevF)))
 				prevY, prevF = g, out[len(out)-1].r
 			}
 		}
 		if y > l {
 			if havePrev && prevY < l {
-				emit(l, prevF+(l-prevY)/(y-prevY)*(fx-prevF))
+				emit(l, prevF+float64((l-prevY)/(y-prevY)*(fx-prevF)))
 			}
 			return false
 		}
@@ -169,7 +169,7 @@ func minS(dst sfunc, fs []sfunc) sfunc {
 			if best < 0 {
 				break
 			}
-			v := ra[cur] + sl[cur]*(bestT-x)
+			v := ra[cur] + float64(sl[cur]*(bestT-x))
 			out = appendS(out, bestT, v, v)
 			cur, t = best, bestT
 		}

@@ -23,7 +23,7 @@ func randomMonotone(rng *rand.Rand, hi float64) vfunc {
 		if i > 0 {
 			for r := range cur {
 				if r != constant && rng.IntN(3) > 0 { // a third of the pieces are flat
-					cur[r] += rng.Float64() * 0.2
+					cur[r] += float64(unit(rng) * 0.2)
 				}
 			}
 			l = cur
@@ -32,7 +32,7 @@ func randomMonotone(rng *rand.Rand, hi float64) vfunc {
 		if i > 0 && rng.IntN(4) == 0 { // a jump
 			for k := range r {
 				if k != constant {
-					r[k] += rng.Float64() * 0.1
+					r[k] += float64(unit(rng) * 0.1)
 				}
 			}
 			cur = r
@@ -62,7 +62,7 @@ func TestMaxFitFactorMatchesReference(t *testing.T) {
 			case 0:
 				lim[r] = 1
 			case 1:
-				lim[r] = flo[r] + span*rng.Float64()
+				lim[r] = flo[r] + float64(span*unit(rng))
 			case 2:
 				lim[r] = f[rng.IntN(len(f))].l[r] // exactly on a level
 			default:
@@ -72,7 +72,7 @@ func TestMaxFitFactorMatchesReference(t *testing.T) {
 			case 0:
 				g[r] = 0
 			case 1:
-				g[r] = flo[r] + span*rng.Float64()
+				g[r] = flo[r] + float64(span*unit(rng))
 			default:
 				g[r] = f[rng.IntN(len(f))].r[r]
 			}
@@ -87,7 +87,7 @@ func TestMaxFitFactorMatchesReference(t *testing.T) {
 			probes = append(probes, p.x)
 		}
 		for range 20 {
-			probes = append(probes, rng.Float64())
+			probes = append(probes, unit(rng))
 		}
 		for _, s := range probes {
 			if s < 0 || s > 1 {

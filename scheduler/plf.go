@@ -152,7 +152,7 @@ func (f vfunc) rightAtIndexTo(dst *Share, t float64, i int) {
 func lerpShareTo(dst *Share, x0 float64, y0 *Share, x1 float64, y1 *Share, t float64) {
 	w := (t - x0) / (x1 - x0)
 	for k := range dst {
-		dst[k] = y0[k] + (y1[k]-y0[k])*w
+		dst[k] = y0[k] + float64((y1[k]-y0[k])*w)
 	}
 }
 

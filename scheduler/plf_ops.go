@@ -85,9 +85,9 @@ func idleOperationS(w *workspace, demand, lim Share) (vfunc, bool) {
 		wgt := (fe - 1) / (2 - 1)
 		for r, d := range demand {
 			if d > 0 {
-				x = max(x, min(0+c*(d-0), lk[r])-0)
+				x = max(x, min(0+float64(c*(d-0)), lk[r])-0)
 			}
-			v[r] = 0 + (d-0)*wgt
+			v[r] = 0 + float64((d-0)*wgt)
 		}
 	}
 	if x >= 1 {
@@ -226,7 +226,7 @@ func busyOperationS(w *workspace, usage, demand, lim Share) (vfunc, bool) {
 		ve := 0.0
 		for k := range n {
 			r := act[k]
-			ye := usage[r] + end*(d[r]-usage[r])
+			ye := usage[r] + float64(end*(d[r]-usage[r]))
 			ve = max(ve, min(ye, lk[r])-gk[k])
 		}
 		if !emit(ve, xe) {
@@ -586,7 +586,7 @@ func (s *childSum) open(x float64) {
 	if dx := x - s.prevX; dx > 0 {
 		for k := range s.left {
 			if s.count[k] > 0 {
-				s.left[k] += s.total[k] * dx
+				s.left[k] += float64(s.total[k] * dx)
 			}
 		}
 	}
@@ -794,7 +794,7 @@ func (c *composer) feed(f vfunc, m sfunc, done bool) {
 			scale := (nxt.x - p.x) / (nxt.l - p.r)
 			for ; i < len(f) && f[i].x < nxt.l; i++ {
 				fi := &f[i]
-				out, q, fresh = nextPoint(out, p.x+(fi.x-p.r)*scale)
+				out, q, fresh = nextPoint(out, p.x+float64((fi.x-p.r)*scale))
 				if fresh {
 					q.l = fi.l
 				}

@@ -303,7 +303,7 @@ func checkGuaranteeSums(tree string, c *checked) error {
 			case !pg.Set.Has(res):
 				continue
 			}
-			if sum > limit+1e-9*max(1, math.Abs(limit)) {
+			if sum > limit+float64(1e-9*max(1, math.Abs(limit))) {
 				return ruleErr(RuleGuaranteeSum, tree, parent, "strong_guarantee_resources."+res.String(),
 					"children's strong guarantees of %s sum to %g (%s), above the pool's %s", res, sum, strings.Join(parts, ", "), what)
 			}

@@ -138,7 +138,7 @@ func ParseAmount(s string) (float64, error) {
 	if err != nil || v < 0 || !decimal(num) {
 		return 0, fmt.Errorf("%w: amount %q: want a finite number >= 0 with an optional suffix Ki, Mi, Gi, Ti, K, M, G or T", ErrInvalid, s)
 	}
-	a := v*mult + 0 // + 0: "-0" is 0
+	a := float64(v*mult) + 0 // + 0: "-0" is 0
 	if !scheduler.ValidAmount(a) {
 		// (A finite number times its suffix can also overflow: "1e308T".)
 		return 0, fmt.Errorf("%w: amount %q is %g: it %s", ErrInvalid, s, a, scheduler.AmountRule)

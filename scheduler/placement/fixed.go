@@ -82,7 +82,7 @@ func floorAmount(v float64, i int) int64 {
 	if !(v > 0) {
 		return 0
 	}
-	x := math.Floor(v*scale[i] + nudge)
+	x := math.Floor(float64(v*scale[i]) + nudge)
 	if x >= float64(unlimited) {
 		return unlimited
 	}
@@ -118,7 +118,7 @@ func jobVec(r scheduler.Resources) (v vec, bad scheduler.ResourceType, ok bool) 
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			return vec{}, scheduler.ResourceType(i), false
 		}
-		f := math.Ceil(x*scale[i] - nudge)
+		f := math.Ceil(float64(x*scale[i]) - nudge)
 		if f < 0 {
 			f = 0
 		}

@@ -139,7 +139,7 @@ func checkPlan(t *testing.T, seed uint64, w world, plan Plan) {
 		if !refCovers(s) && !scheduler.BelowUsageThreshold(after, s.NonPreemptibleUsage) {
 			share := after.ShareOf(v.Total)
 			for r := range share {
-				if s.FairShare[r]+refEps < s.Demand[r] && share[r] > v.Thresholds.Preemption*s.FairShare[r]+refEps {
+				if s.FairShare[r]+refEps < s.Demand[r] && share[r] > float64(v.Thresholds.Preemption*s.FairShare[r])+refEps {
 					t.Fatalf("seed %d: %s's usage after the start exceeds %g × its fair share in %s",
 						seed, s.ID, v.Thresholds.Preemption, scheduler.ResourceType(r))
 				}
@@ -246,7 +246,7 @@ func refOutcome(m *refModel, s *Operation) (RefusalCode, []JobID) {
 		}
 		share := after.ShareOf(m.v.Total)
 		for r := range share {
-			if s.FairShare[r]+refEps < s.Demand[r] && share[r] > th*s.FairShare[r]+refEps {
+			if s.FairShare[r]+refEps < s.Demand[r] && share[r] > float64(th*s.FairShare[r])+refEps {
 				wouldBe = true
 			}
 		}

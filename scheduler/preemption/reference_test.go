@@ -144,7 +144,7 @@ func (m *refModel) releasable() scheduler.Resources {
 
 func refFits(avail, need scheduler.Resources) bool {
 	for r := range need {
-		if avail[r]+refEps*max(1, need[r]) < need[r] {
+		if avail[r]+float64(refEps*max(1, need[r])) < need[r] {
 			return false
 		}
 	}

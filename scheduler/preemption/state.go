@@ -153,7 +153,7 @@ func (o *opState) wouldBePreemptible(next, total scheduler.Resources, th float64
 // fits reports whether need fits in avail, up to float noise.
 func fits(avail, need scheduler.Resources) bool {
 	for r := range need {
-		if avail[r]+epsilon*max(1, need[r]) < need[r] {
+		if avail[r]+float64(epsilon*max(1, need[r])) < need[r] {
 			return false
 		}
 	}
