@@ -108,8 +108,22 @@ func genSnapshot(p genParams) (*Snapshot, *State) {
 		load = 1
 	}
 	chance := func(q float64) bool { return q > 0 && unit(rng) < q }
+	// logUniform draws from [lo, hi) with a uniform logarithm:
+	// lo·(hi/lo)^u for u uniform on 32 binary digits, the power taken
+	// from repeated square roots and products, which every target rounds
+	// alike (math.Exp and math.Log do not: amd64's assembly and the other
+	// targets' code differ in the last bit, and the generated trees, and
+	// so the fingerprints, would depend on the target).
 	logUniform := func(lo, hi float64) float64 {
-		return math.Exp(math.Log(lo) + float64(unit(rng)*(math.Log(hi)-math.Log(lo))))
+		u := rng.Uint32()
+		v, root := lo, hi/lo
+		for bit := uint32(1) << 31; bit != 0; bit >>= 1 {
+			root = math.Sqrt(root)
+			if u&bit != 0 {
+				v *= root
+			}
+		}
+		return v
 	}
 	cpu2 := func(v float64) float64 { return math.Round(v*100) / 100 }
 

@@ -14,7 +14,7 @@ func TestSchedulerDependenciesArePure(t *testing.T) { purity.CheckDependencies(t
 func TestSchedulerSourceIsPure(t *testing.T) {
 	purity.CheckSource(t, purity.Rules{
 		Imports: purity.BaseImports,
-		Calls: purity.With(purity.PrintCalls, map[string]string{
+		Calls: purity.With(purity.PrintCalls, purity.TargetMathCalls, map[string]string{
 			"time.Now": "reading the clock", "time.Since": "reading the clock", "time.Until": "reading the clock",
 			"time.Sleep": "sleeping", "time.After": "timers", "time.NewTimer": "timers", "time.NewTicker": "timers",
 		}),

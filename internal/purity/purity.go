@@ -35,14 +35,31 @@ var PrintCalls = map[string]string{
 	"fmt.Print": "printing", "fmt.Println": "printing", "fmt.Printf": "printing",
 }
 
-// With returns base plus extra (neither is changed).
-func With(base map[string]string, extra map[string]string) map[string]string {
-	out := make(map[string]string, len(base)+len(extra))
-	for k, v := range base {
-		out[k] = v
+// TargetMathCalls are the math functions whose results can differ by
+// target in the last bit (assembly on some targets, Go elsewhere, neither
+// correctly rounded). A pure engine computes the same bits everywhere, so
+// it uses only the correctly rounded ones (Sqrt, Floor, Round, …); see
+// docs/DETERMINISM.md.
+var TargetMathCalls = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{
+		"Exp", "Exp2", "Expm1", "Log", "Log10", "Log1p", "Log2", "Logb", "Ilogb", "Pow", "Pow10",
+		"Sin", "Cos", "Tan", "Sincos", "Asin", "Acos", "Atan", "Atan2", "Sinh", "Cosh", "Tanh",
+		"Asinh", "Acosh", "Atanh", "Cbrt", "Hypot", "Erf", "Erfc", "Erfinv", "Erfcinv", "Gamma", "Lgamma",
+		"J0", "J1", "Jn", "Y0", "Y1", "Yn",
+	} {
+		m["math."+name] = "its last bit depends on the target"
 	}
-	for k, v := range extra {
-		out[k] = v
+	return m
+}()
+
+// With returns the union of the maps (none is changed).
+func With(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
 	}
 	return out
 }
