@@ -6,7 +6,12 @@
 //
 // The package performs no I/O: it does not read the clock, log, talk to NATS
 // or start goroutines. The running scheduler, the what-if calculator and the
-// simulator all call [Update]; the same inputs always give the same outputs.
+// simulator all call [Update]; the same inputs always give the same outputs,
+// bit for bit on every target: every product that meets an addition is
+// rounded first (float64(x*y) + z), so that no target fuses it into one
+// multiply-add, and no function whose last bit depends on the target
+// (math.Exp, math.Log, …) is used. See docs/DETERMINISM.md; .ci/fma-check and
+// the purity tests enforce both.
 //
 // The algorithm is the vector hierarchical dominant-resource fairness of the
 // YTsaurus scheduler (see docs/CONCEPTS.md and the reference in
