@@ -26,8 +26,10 @@ import (
 // through one Engine with the previous state chained, where the snapshot
 // changes between updates in values, structure, cluster and configuration.
 // The golden values were recorded from the engine before any optimisation
-// that must not change results; an intended change of results regenerates
-// them with
+// that must not change results, and recorded again when the generator
+// stopped using math.Exp and math.Log (see docs/DETERMINISM.md), from the
+// engine that still gave the earlier values; they are the same on every
+// target. An intended change of results regenerates them with
 //
 //	go test ./scheduler -run TestFingerprints -update
 var updateFingerprints = flag.Bool("update", false, "rewrite testdata/fingerprints.golden from the current engine")

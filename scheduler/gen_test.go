@@ -551,7 +551,8 @@ func TestGenSnapshotValid(t *testing.T) {
 }
 
 // unit is rng.Float64() rounded on its own. math/rand/v2 scales an integer
-// into [0, 1) with a multiplication; inlined, the compiler may fuse it with
+// into [0, 1) by dividing it by 2⁵³, which compiles to a multiplication;
+// inlined, the compiler may fuse it with
 // the caller's next addition on targets with fused multiply-add (arm64 and
 // others), and the check in .ci/fma-check refuses any fused instruction in
 // the module (see docs/DETERMINISM.md), so generators draw through unit.
