@@ -158,6 +158,8 @@ type updateDone struct {
 	took time.Duration
 	// snapshotLock is how long the snapshot held the ledger's mutex.
 	snapshotLock time.Duration
+	// reuse is what the engine carried over from the update before.
+	reuse scheduler.Reuse
 }
 
 // poolResult carries one pool's record of an update whose starvation

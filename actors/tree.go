@@ -474,13 +474,13 @@ func (t *treeActor) tick(ctx actor.Context) {
 			msg.err = err
 			return
 		}
-		msg.res = res
+		msg.res, msg.reuse = res, engine.LastReuse()
 	}()
 }
 
 func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	t.updating = false
-	t.stats.count(m.took, m.snapshotLock, m.err)
+	t.stats.count(m.took, m.snapshotLock, m.reuse, m.err)
 	if m.err != nil {
 		// A failed (or panicked) update may leave the buffers half-written.
 		t.engine = &scheduler.Engine{}

@@ -15,11 +15,15 @@ import (
 // between updates the Engine still refers to the last snapshot.
 type Engine struct {
 	t tree
+	// reuse is the last successful update's (see LastReuse).
+	reuse Reuse
 }
 
 // Update runs one fair-share update; see the package-level Update.
 func (en *Engine) Update(snap *Snapshot, prev *State) (*Result, error) {
-	return en.t.update(snap, prev)
+	res, err := en.t.update(snap, prev)
+	en.setReuse(err)
+	return res, err
 }
 
 // UpdateInto runs one fair-share update like Update and writes its result
@@ -46,7 +50,18 @@ func (en *Engine) UpdateInto(res *Result, snap *Snapshot, prev *State) error {
 	if prev != nil && (sameMap(prev.Pools, res.State.Pools) || sameArray(prev.Operations, res.State.Operations)) {
 		return fmt.Errorf("%w: the previous state shares its memory with the result to update into", ErrInvalidConfig)
 	}
-	return en.t.run(res, true, snap, prev)
+	err := en.t.run(res, true, snap, prev)
+	en.setReuse(err)
+	return err
+}
+
+// setReuse records the Reuse of the update that ended with err.
+func (en *Engine) setReuse(err error) {
+	if err != nil {
+		en.reuse = Reuse{}
+		return
+	}
+	en.reuse = en.t.reuse
 }
 
 // sameMap reports whether a and b are the same non-nil map.

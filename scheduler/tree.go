@@ -288,6 +288,9 @@ type tree struct {
 	// rebuild found (see validateOperation).
 	opSame []bool
 	opErr  error
+	// reuse counts the operations fill read and those it computed afresh
+	// (see Engine.LastReuse).
+	reuse Reuse
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
 	// index in the last snapshot, with the first element and count of
@@ -550,6 +553,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 	// last update (see slotCache).
 	cached := keep && keepFn && !moved
 	t.slotCache = grow(t.slotCache, len(slots))
+	t.reuse = Reuse{Operations: len(snap.Operations)}
 	for oi := range snap.Operations {
 		o := &snap.Operations[oi]
 		sl := &slots[t.opPool[oi]]
@@ -574,6 +578,7 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			sl.addKept(in)
 			continue
 		}
+		t.reuse.Recomputed++
 		e := &t.el[idx]
 		*e = element{kind: KindOperation, parent: sl.elem, depth: sl.depth + 1, fifoIndex: int32(t.opFifo[oi]), src: int32(oi),
 			ver: t.newVer()}

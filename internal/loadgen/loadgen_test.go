@@ -89,6 +89,12 @@ func TestRunEmbeddedScheduler(t *testing.T) {
 	} else if !strings.Contains(rep.String(), "fair-share updates") {
 		t.Errorf("table lacks the fair-share updates:\n%s", rep.String())
 	}
+	// The jobs start and finish during the window, so some operations'
+	// usage changes between updates and the engine recomputes them; every
+	// update reads the run's operations.
+	if f := rep.FairShare; f != nil && (f.OperationsPerUpdate == 0 || f.RecomputedPercent <= 0 || f.RecomputedPercent > 100) {
+		t.Errorf("fair-share stats = %+v, want operations per update and a recomputed share in (0, 100]", f)
+	}
 }
 
 func TestRunAgainstARunningScheduler(t *testing.T) {

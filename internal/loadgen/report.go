@@ -81,6 +81,13 @@ type FairShareStats struct {
 	// updates wrote into: recycled memory or new.
 	RecycledResults  uint64 `json:"recycled_results"`
 	AllocatedResults uint64 `json:"allocated_results"`
+	// OperationsPerUpdate is the mean number of operations an update
+	// read; RecomputedPercent is the share of them, over the window, that
+	// the engine computed afresh because their inputs (usage, demand,
+	// pending jobs…) changed since the update before, or they were new
+	// (see scheduler.Reuse): the churn the engine's time follows.
+	OperationsPerUpdate float64 `json:"operations_per_update"`
+	RecomputedPercent   float64 `json:"recomputed_percent"`
 }
 
 // SubmitStats describes the submission of the operations.
@@ -255,6 +262,8 @@ func (r *Report) String() string {
 			f.Updates, f.Failures, ms(f.MeanMs), ms(f.LastMs), f.RecycledResults, f.AllocatedResults)
 		row("  ledger lock", "%s mean per update: %s snapshot + %s publish",
 			ms(f.SnapshotLockMs+f.PublishLockMs), ms(f.SnapshotLockMs), ms(f.PublishLockMs))
+		row("  operations", "%.0f per update, %.1f%% of them recomputed (inputs changed since the update before, or new)",
+			f.OperationsPerUpdate, f.RecomputedPercent)
 	}
 	p := r.Process
 	row("process", "%.1f CPU s in the window = %.2f of %d cores; max RSS %.0f MiB, heap %.0f MiB, %d goroutines",

@@ -668,6 +668,11 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 			f.MeanMs = (b.Seconds - a.Seconds) * 1000 / float64(f.Updates)
 			f.SnapshotLockMs = (b.SnapshotLockSeconds - a.SnapshotLockSeconds) * 1000 / float64(f.Updates)
 			f.PublishLockMs = (b.PublishLockSeconds - a.PublishLockSeconds) * 1000 / float64(f.Updates)
+			ops := b.Operations - a.Operations
+			f.OperationsPerUpdate = float64(ops) / float64(f.Updates)
+			if ops > 0 {
+				f.RecomputedPercent = 100 * float64(b.RecomputedOperations-a.RecomputedOperations) / float64(ops)
+			}
 		}
 		rep.FairShare = f
 	}

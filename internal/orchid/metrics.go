@@ -18,6 +18,7 @@ type Collector struct {
 	starvation                              *prometheus.Desc
 	updates, updateFailures, lastUpdate     *prometheus.Desc
 	results, stateWrites                    *prometheus.Desc
+	updateOperations                        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -46,6 +47,8 @@ func NewCollector(o *Orchid) *Collector {
 			"The fair-share engine's time in the tree's latest completed update.", []string{"tree"}, nil),
 		results: prometheus.NewDesc("sharetree_tree_fair_share_results_total",
 			"Results the tree's updates wrote into: recycled (memory of a Result no reader holds) or allocated.", []string{"tree", "source"}, nil),
+		updateOperations: prometheus.NewDesc("sharetree_tree_fair_share_update_operations_total",
+			"Operations the tree's completed updates read, by whether the engine computed them afresh (recomputed: inputs changed, new, or the tree's structure changed) or carried them over from the update before (kept).", []string{"tree", "outcome"}, nil),
 		stateWrites: prometheus.NewDesc("sharetree_tree_state_writes_total",
 			"Writes of the tree's state (integral pools' accumulated volumes) to the scheduler bucket, by outcome (ok, failed).", []string{"tree", "outcome"}, nil),
 	}
@@ -54,7 +57,7 @@ func NewCollector(o *Orchid) *Collector {
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
-		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.stateWrites} {
+		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.updateOperations, c.stateWrites} {
 		ch <- d
 	}
 }
@@ -81,6 +84,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.updateFailures, u.Failures, tree)
 		counter(c.results, u.RecycledResults, tree, "recycled")
 		counter(c.results, u.AllocatedResults, tree, "allocated")
+		counter(c.updateOperations, u.RecomputedOperations, tree, "recomputed")
+		counter(c.updateOperations, u.Operations-u.RecomputedOperations, tree, "kept")
 		counter(c.stateWrites, u.StateWrites, tree, "ok")
 		counter(c.stateWrites, u.StateWriteFailures, tree, "failed")
 		gauge(c.lastUpdate, u.Last.Seconds(), tree)

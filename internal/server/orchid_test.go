@@ -333,6 +333,8 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_tree_fair_share_update_failures_total{tree="physical"} 0`,
 		`sharetree_tree_fair_share_last_update_seconds{tree="physical"}`,
 		`sharetree_tree_fair_share_results_total{source="recycled",tree="physical"}`,
+		`sharetree_tree_fair_share_update_operations_total{outcome="recomputed",tree="physical"}`,
+		`sharetree_tree_fair_share_update_operations_total{outcome="kept",tree="physical"}`,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)
