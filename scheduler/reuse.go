@@ -2,8 +2,8 @@ package scheduler
 
 // Reuse says how much of an Engine's update was carried over from the
 // update before it: the operations whose inputs had not changed keep their
-// elements and functions (see opcache.go), and the pools above only
-// changed operations are prepared again (see poolcache.go). An update whose
+// elements and functions (see opcache.go), and a pool is prepared again
+// only when something below it changed (see poolcache.go). An update whose
 // operations mostly changed costs about what the package-level Update
 // costs, so Recomputed over Operations is what an Engine's update time
 // follows in a running scheduler.
@@ -11,10 +11,14 @@ type Reuse struct {
 	// Operations is the number of operations the update read.
 	Operations int
 	// Recomputed is how many of them the update computed afresh: those
-	// whose inputs differ from the last update's, those the last update
-	// did not have, and every one when the Engine could not keep the
-	// tree's structure (a pool added, removed or moved, or the first
-	// update).
+	// whose inputs differ from the last update's and those the last
+	// update did not have; every one when the Engine could not keep the
+	// tree's structure or the operations' elements (the first update, a
+	// pool added, removed, moved or switched between fifo and fair share,
+	// the cluster's resources changed), and when it built every
+	// operation's functions again (it does, keeping their elements, when
+	// the memory of the functions kept has grown to twice what one full
+	// build needs, see keepFunctions).
 	Recomputed int
 }
 

@@ -45,6 +45,10 @@ func TestEngineLastReuse(t *testing.T) {
 			o.ID, o.Jobs = "started-op", nil
 			s.Operations = append(s.Operations, o)
 		}, want: Reuse{Operations: n, Recomputed: 1}},
+		{name: "the cluster grew", change: func(s *Snapshot) {
+			s.Cluster.Total = s.Cluster.Total.Add(s.Cluster.Total)
+		}, want: Reuse{Operations: n, Recomputed: n}},
+		{name: "nothing changed after it", change: func(*Snapshot) {}, want: Reuse{Operations: n, Recomputed: 0}},
 		{name: "a pool added", change: func(s *Snapshot) {
 			s.Pools = append(s.Pools, PoolConfig{Name: "added-pool"})
 		}, want: Reuse{Operations: n, Recomputed: n}},
@@ -79,4 +83,43 @@ func TestEngineLastReuse(t *testing.T) {
 			t.Errorf("%s: LastReuse (-want +got):\n%s", st.name, d)
 		}
 	}
+}
+
+// When the memory of the operations' functions has grown too large, the
+// Engine builds every operation's functions again (keeping their
+// elements), and LastReuse counts every operation as recomputed in that
+// update; in the others it counts the operations changed.
+func TestEngineLastReuseCountsFunctionsRebuilt(t *testing.T) {
+	snap, prev := genSnapshot(genParams{Seed: 11, Pools: 10, Ops: 100, Depth: 2, Load: 1.5, WeightFrac: 0.5})
+	for i := range snap.Operations {
+		snap.Operations[i].PendingJobCount = 1
+	}
+	var en Engine
+	if _, err := en.Update(snap, prev); err != nil {
+		t.Fatal(err)
+	}
+	resets := 0
+	for k := range 400 {
+		changed := map[int]bool{}
+		for j := range 20 {
+			i := (k*20 + j*7) % len(snap.Operations)
+			snap.Operations[i].PendingJobCount++
+			changed[i] = true
+		}
+		if _, err := en.Update(snap, prev); err != nil {
+			t.Fatalf("update %d: %v", k, err)
+		}
+		want := Reuse{Operations: len(snap.Operations), Recomputed: len(changed)}
+		if en.t.fnBase < 0 { // keepFunctions reset the functions' memory
+			want.Recomputed = len(snap.Operations)
+			resets++
+		}
+		if d := cmp.Diff(want, en.LastReuse()); d != "" {
+			t.Fatalf("update %d: LastReuse (-want +got):\n%s", k, d)
+		}
+		if resets == 2 {
+			return
+		}
+	}
+	t.Fatalf("the functions' memory was reset %d times in 400 updates, want 2", resets)
 }

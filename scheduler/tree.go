@@ -603,6 +603,10 @@ func (t *tree) fill(snap *Snapshot, keep, keepFn, record, moved bool) {
 			}
 		}
 	}
+	if !keepFn {
+		// Every operation's functions are built again.
+		t.reuse.Recomputed = t.reuse.Operations
+	}
 	if moved {
 		t.moveKept(keepFn)
 	}
