@@ -348,11 +348,13 @@ func BenchmarkUpdateIntoChurn(b *testing.B) {
 			{"churn=10%", 0.1, 0},
 			{"churn=1%,starts=0.1%", 0.01, 0.001},
 			{"churn=10%,starts=1%", 0.1, 0.01},
-			// What a running scheduler sees: `sharetree load` finds 27 %
-			// of the operations recomputed per update (jobs of 2 s,
-			// updates every 200 ms). The changes are drawn with
-			// replacement, so 30 % of draws change about 26 % of the
-			// operations (see the recomputed-% metric).
+			// What a running scheduler with several jobs per operation
+			// sees: `sharetree load` finds 27-39 % of the operations
+			// recomputed per update (jobs of 2 s, updates every 200 ms,
+			// see docs/BENCHMARKS.md). The changes are drawn with
+			// replacement, so 30 % of draws change about a quarter of the
+			// operations (recomputed-% adds the Engine's rebuilds of
+			// every operation's functions).
 			{"churn=30%", 0.3, 0},
 			{"churn=30%,starts=1%", 0.3, 0.01},
 		} {
