@@ -15,8 +15,6 @@ import (
 // between updates the Engine still refers to the last snapshot.
 type Engine struct {
 	t tree
-	// reuse is the last successful update's (see LastReuse).
-	reuse Reuse
 }
 
 // Update runs one fair-share update; see the package-level Update.
@@ -55,13 +53,12 @@ func (en *Engine) UpdateInto(res *Result, snap *Snapshot, prev *State) error {
 	return err
 }
 
-// setReuse records the Reuse of the update that ended with err.
+// setReuse clears the counts fill made when the update ended with err
+// (a failed update may have filled some operations before it stopped).
 func (en *Engine) setReuse(err error) {
 	if err != nil {
-		en.reuse = Reuse{}
-		return
+		en.t.reuse = Reuse{}
 	}
-	en.reuse = en.t.reuse
 }
 
 // sameMap reports whether a and b are the same non-nil map.

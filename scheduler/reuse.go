@@ -25,5 +25,5 @@ type Reuse struct {
 // LastReuse returns the Reuse of the Engine's last successful update (the
 // zero value before the first one and after a failed one).
 func (en *Engine) LastReuse() Reuse {
-	return en.reuse
+	return en.t.reuse
 }

@@ -289,7 +289,7 @@ type tree struct {
 	opSame []bool
 	opErr  error
 	// reuse counts the operations fill read and those it computed afresh
-	// (see Engine.LastReuse).
+	// (see Engine.LastReuse; cleared when an update fails).
 	reuse Reuse
 	// The last tree's elements, names, functions and inputs while reshape
 	// moves them, and each operation's element in them (-1: none) and its
