@@ -223,10 +223,12 @@ func benchmarkPhasesCold(b *testing.B, pools, ops int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 }
 
-// coldWork is how much a cold update built: the points of the pools'
-// FairShareByFitFactor and FairShareBySuggestion (as far as the lazy build
-// took them), the pools prepared (an integral pass may prepare one again)
-// and the pools whose fit factor was bisected.
+// coldWork is how much an update built (a cold one, or one of
+// BenchmarkUpdatePhasesChurn's, which reports the mean per update): the
+// points of the pools' FairShareByFitFactor and FairShareBySuggestion (as
+// far as the lazy build took them, kept ones included), the pools prepared
+// afresh (an integral pass may prepare one again) and the pools whose fit
+// factor was bisected.
 type coldWork struct{ fPoints, sPoints, preparations, bisections int }
 
 func coldWorkOf(t *tree) coldWork {
@@ -241,37 +243,51 @@ func coldWorkOf(t *tree) coldWork {
 // BenchmarkUpdatePhasesChurn is BenchmarkUpdatePhases with the changes of
 // BenchmarkUpdateIntoChurn between updates (outside the timer), each
 // update written into a reused Result as UpdateInto writes it: where the
-// time of a busy cluster's update goes. Its two cases are
+// time of a busy cluster's update goes. Its cases are
 // BenchmarkUpdateIntoChurn's "churn=1%" (the structure is reused, see
 // topology.go) and "churn=1%,starts=0.1%" (operations start and finish:
 // the build is reshape's, see reshape.go), so the difference between them
-// is what starts and finishes cost, step by step.
+// is what starts and finishes cost, step by step; and the same two at 30 %
+// churn, the share of operations a running scheduler with several jobs per
+// operation changes between updates (docs/BENCHMARKS.md, tenth session).
 func BenchmarkUpdatePhasesChurn(b *testing.B) {
 	for _, c := range []struct {
-		name   string
-		starts float64
+		name          string
+		churn, starts float64
 	}{
-		{"churn=1%", 0},
-		{"churn=1%,starts=0.1%", 0.001},
+		{"churn=1%", 0.01, 0},
+		{"churn=1%,starts=0.1%", 0.01, 0.001},
+		{"churn=30%", 0.3, 0},
+		{"churn=30%,starts=1%", 0.3, 0.01},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			snap, prev := genSnapshot(benchParams(10000, 100000))
 			prev.LastUpdate = snap.Now.Add(-time.Second)
-			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), 0.01, c.starts)
+			change := churner(snap, rand.New(rand.NewPCG(100000, 1010)), c.churn, c.starts)
 			sums := make([]time.Duration, len(phaseNames))
 			var en Engine
 			var res Result
 			warmChurn(b, &en, &res, snap, prev, change)
 			b.ReportAllocs()
 			b.ResetTimer()
+			var work coldWork
 			for range b.N {
 				b.StopTimer()
 				change()
 				b.StartTimer()
 				updateInPhases(b, &en.t, &res, true, snap, prev, sums)
+				b.StopTimer()
+				w := coldWorkOf(&en.t)
+				work.fPoints += w.fPoints
+				work.sPoints += w.sPoints
+				work.preparations += w.preparations
+				b.StartTimer()
 			}
 			b.StopTimer()
 			reportPhases(b, sums)
+			b.ReportMetric(float64(work.fPoints)/float64(b.N), "f-points")
+			b.ReportMetric(float64(work.sPoints)/float64(b.N), "s-points")
+			b.ReportMetric(float64(work.preparations)/float64(b.N), "pool-preparations")
 		})
 	}
 }
