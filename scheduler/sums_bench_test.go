@@ -14,7 +14,7 @@ import (
 // the update built, from the children's functions as the update left them
 // (so nothing is pulled: the sweeps alone). It reports the milliseconds
 // per iteration spent on the pools of each depth (depth 0 is the root), the
-// pools summed, and the points of the children's functions the sums had to
+// pools summed, the root's children and the points of its F, and the points of the children's functions the sums had to
 // read from (as far as the update built them; a sweep stops at its target
 // and may not reach the last ones).
 func BenchmarkPoolSums(b *testing.B) {
@@ -70,5 +70,11 @@ func BenchmarkPoolSums(b *testing.B) {
 		b.ReportMetric(float64(sum.Nanoseconds())/1e6/float64(b.N), fmt.Sprintf("depth%d-ms", d))
 	}
 	b.ReportMetric(float64(len(sums)), "pools")
+	b.ReportMetric(float64(len(t.children(&t.el[0]))), "root-children")
+	for _, p := range sums {
+		if p.elem == 0 {
+			b.ReportMetric(float64(p.target), "root-f-points")
+		}
+	}
 	b.ReportMetric(float64(steps), "child-points-built")
 }
