@@ -3,7 +3,6 @@ package scheduler
 import (
 	"slices"
 	"testing"
-	"time"
 )
 
 // BenchmarkMemoryFloor measures what moving the largest tree's data costs
@@ -19,18 +18,12 @@ import (
 //     order of operations (admission order: random pools), as a full
 //     build fills them: the same bytes in another order.
 func BenchmarkMemoryFloor(b *testing.B) {
-	snap, prev := genSnapshot(benchParams(10000, 100000))
-	prev.LastUpdate = snap.Now.Add(-time.Second)
-	var en Engine
-	if _, err := en.Update(snap, prev); err != nil {
-		b.Fatalf("Update: %v", err)
-	}
-	t := &en.t
+	t := &largestUpdated(b).t
 	n := len(t.el)
 	src := make([]element, n)
 	copy(src, t.el)
 	names := t.names[:n:n]
-	order := t.opElem[:len(snap.Operations):len(snap.Operations)]
+	order := t.opElem[:len(t.opPool):len(t.opPool)]
 
 	b.Run("result", func(b *testing.B) {
 		b.ReportAllocs()
