@@ -32,6 +32,13 @@ func BenchmarkPoolSums(b *testing.B) {
 			maxDepth = max(maxDepth, d)
 		}
 	}
+	built := func() (n int) { // the pools' final points of S, which a pull extends
+		for k := range t.pools {
+			n += t.lz[k].sFinal
+		}
+		return n
+	}
+	before := built()
 	byDepth := make([]time.Duration, maxDepth+1)
 	var s childSum
 	var out vfunc
@@ -61,6 +68,9 @@ func BenchmarkPoolSums(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	if after := built(); after != before {
+		b.Fatalf("the sums pulled points: the pools' final points of S went from %d to %d", before, after)
+	}
 	for d, sum := range byDepth {
 		b.ReportMetric(float64(sum.Nanoseconds())/1e6/float64(b.N), fmt.Sprintf("depth%d-ms", d))
 	}
