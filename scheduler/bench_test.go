@@ -33,6 +33,20 @@ func benchParams(pools, ops int) genParams {
 	}
 }
 
+// largestUpdated returns an Engine that has made one update of the largest
+// benchmark tree (10,000 pools, 100,000 operations), for benchmarks that
+// measure parts of an update from the state it left.
+func largestUpdated(b *testing.B) *Engine {
+	b.Helper()
+	snap, prev := genSnapshot(benchParams(10000, 100000))
+	prev.LastUpdate = snap.Now.Add(-time.Second)
+	en := new(Engine)
+	if _, err := en.Update(snap, prev); err != nil {
+		b.Fatalf("Update: %v", err)
+	}
+	return en
+}
+
 // benchSizes are issue 2's three tree sizes, pools and operations, each
 // benchmarked as a sub-benchmark "pools=P,ops=O".
 var benchSizes = []struct{ pools, ops int }{
@@ -203,13 +217,13 @@ func benchmarkPhasesCold(b *testing.B, pools, ops int) {
 	elements := len(r.Elements)
 	b.ReportAllocs()
 	b.ResetTimer()
-	var work coldWork
+	var work updateWork
 	for range b.N {
 		en := enginePool.Get().(*Engine)
 		en.t.pooled = true
 		updateInPhases(b, &en.t, new(Result), false, snap, prev, sums)
 		b.StopTimer()
-		work = coldWorkOf(&en.t)
+		work = updateWorkOf(&en.t)
 		b.StartTimer()
 		en.release()
 		enginePool.Put(en)
@@ -223,16 +237,16 @@ func benchmarkPhasesCold(b *testing.B, pools, ops int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(elements), "ns/element")
 }
 
-// coldWork is how much an update built (a cold one, or one of
+// updateWork is how much an update built (a cold one, or one of
 // BenchmarkUpdatePhasesChurn's, which reports the mean per update): the
 // points of the pools' FairShareByFitFactor and FairShareBySuggestion (as
 // far as the lazy build took them, kept ones included), the pools prepared
 // afresh (an integral pass may prepare one again) and the pools whose fit
 // factor was bisected.
-type coldWork struct{ fPoints, sPoints, preparations, bisections int }
+type updateWork struct{ fPoints, sPoints, preparations, bisections int }
 
-func coldWorkOf(t *tree) coldWork {
-	w := coldWork{preparations: t.poolStats.fresh, bisections: t.poolStats.bisected}
+func updateWorkOf(t *tree) updateWork {
+	w := updateWork{preparations: t.poolStats.fresh, bisections: t.poolStats.bisected}
 	for k := range t.pools {
 		w.fPoints += len(t.lz[k].sum.out)
 		w.sPoints += len(t.lz[k].s)
@@ -270,14 +284,14 @@ func BenchmarkUpdatePhasesChurn(b *testing.B) {
 			warmChurn(b, &en, &res, snap, prev, change)
 			b.ReportAllocs()
 			b.ResetTimer()
-			var work coldWork
+			var work updateWork
 			for range b.N {
 				b.StopTimer()
 				change()
 				b.StartTimer()
 				updateInPhases(b, &en.t, &res, true, snap, prev, sums)
 				b.StopTimer()
-				w := coldWorkOf(&en.t)
+				w := updateWorkOf(&en.t)
 				work.fPoints += w.fPoints
 				work.sPoints += w.sPoints
 				work.preparations += w.preparations

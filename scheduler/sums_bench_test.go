@@ -83,17 +83,3 @@ func BenchmarkPoolSums(b *testing.B) {
 	}
 	b.ReportMetric(float64(childPoints), "child-points-built")
 }
-
-// largestUpdated returns an Engine that has made one update of the largest
-// benchmark tree (10,000 pools, 100,000 operations), for benchmarks that
-// measure parts of an update from the state it left.
-func largestUpdated(b *testing.B) *Engine {
-	b.Helper()
-	snap, prev := genSnapshot(benchParams(10000, 100000))
-	prev.LastUpdate = snap.Now.Add(-time.Second)
-	en := new(Engine)
-	if _, err := en.Update(snap, prev); err != nil {
-		b.Fatalf("Update: %v", err)
-	}
-	return en
-}
