@@ -50,6 +50,17 @@ func (s *gatedStateStore) DeleteTreeState(ctx context.Context, tree string) erro
 	return nil
 }
 
+// mustEnd fails the test unless writer w ends within ten seconds; what
+// names it in the failure.
+func mustEnd(t *testing.T, w *stateWriter, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !w.wait(ctx) {
+		t.Fatalf("%s did not end", what)
+	}
+}
+
 // TestStateWriterWritesTheLatestStateLast: states offered while a write
 // runs replace each other; close's state is written after everything
 // offered before it, and nothing after it.
@@ -63,11 +74,7 @@ func TestStateWriterWritesTheLatestStateLast(t *testing.T) {
 	w.close(&pb.TreeState{Tree: "final"})
 	w.offer(&pb.TreeState{Tree: "after close"})
 	close(store.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !w.wait(ctx) {
-		t.Fatal("the writer did not end after close")
-	}
+	mustEnd(t, w, "the writer (after close)")
 	if diff := cmp.Diff([]string{"s1", "final"}, store.puts); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
@@ -83,10 +90,9 @@ func TestStateWriterWithoutStore(t *testing.T) {
 	w := newStateWriter(nil, "tree", time.Second, slog.New(slog.DiscardHandler), nil)
 	w.offer(&pb.TreeState{Tree: "s1"})
 	w.close(&pb.TreeState{Tree: "final"})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !w.wait(ctx) || w.writes.Load() != 0 || w.failures.Load() != 0 {
-		t.Fatalf("ended %v, writes %d, failures %d; want true, 0, 0", w.wait(ctx), w.writes.Load(), w.failures.Load())
+	mustEnd(t, w, "the writer without a store")
+	if w.writes.Load() != 0 || w.failures.Load() != 0 {
+		t.Fatalf("writes %d, failures %d; want 0 and 0", w.writes.Load(), w.failures.Load())
 	}
 }
 
@@ -108,16 +114,10 @@ func TestStateWriterDeletesARemovedTreesState(t *testing.T) {
 	next.offer(&pb.TreeState{Tree: "new"})
 	old.close(&pb.TreeState{Tree: "close after remove"})
 	close(store.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !old.wait(ctx) {
-		t.Fatal("the removed tree's writer did not end")
-	}
+	mustEnd(t, old, "the removed tree's writer")
 	testutil.WaitFor(t, 10*time.Second, "the new writer's first write", func() bool { return next.writes.Load() == 1 })
 	next.close(nil)
-	if !next.wait(ctx) {
-		t.Fatal("the new writer did not end")
-	}
+	mustEnd(t, next, "the new writer")
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	if diff := cmp.Diff([]string{"put s1", "delete tree", "put new"}, store.calls); diff != "" {
