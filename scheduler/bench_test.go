@@ -207,19 +207,26 @@ func BenchmarkUpdatePhasesCold(b *testing.B) {
 }
 
 // BenchmarkUpdatePhasesColdOperations is BenchmarkUpdatePhasesCold for the
-// largest tree's 10,000 pools with 10,000 and with 100,000 operations: the
-// difference between the two is what 90,000 operations cost a cold update,
-// step by step (docs/BENCHMARKS.md, thirteenth session).
+// largest tree's 10,000 pools (the same seed, so the same pools) with
+// 10,000 and with 100,000 operations: the difference between the two is
+// what 90,000 operations cost a cold update, step by step
+// (docs/BENCHMARKS.md, thirteenth session).
 func BenchmarkUpdatePhasesColdOperations(b *testing.B) {
 	for _, ops := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("pools=10000,ops=%d", ops), func(b *testing.B) {
-			benchmarkPhasesCold(b, 10000, ops)
+			p := benchParams(10000, ops)
+			p.Seed = benchParams(10000, 100000).Seed
+			benchmarkPhasesColdOf(b, p)
 		})
 	}
 }
 
 func benchmarkPhasesCold(b *testing.B, pools, ops int) {
-	snap, prev := genSnapshot(benchParams(pools, ops))
+	benchmarkPhasesColdOf(b, benchParams(pools, ops))
+}
+
+func benchmarkPhasesColdOf(b *testing.B, p genParams) {
+	snap, prev := genSnapshot(p)
 	prev.LastUpdate = snap.Now.Add(-time.Second)
 	sums := make([]time.Duration, len(phaseNames))
 	r, err := Update(snap, prev)
