@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,6 +22,19 @@ func resultDiff(want, got *Result) string {
 		return "Alerts differ (-want +got):\n" + d
 	}
 	return ""
+}
+
+// updateBoth makes one update both ways: Update (a new result, continuing
+// from prevFresh) and en.UpdateInto into res (from prevEngine). It returns
+// Update's result and error, and what each way said when their errors
+// differ ("" when they agree).
+func updateBoth(en *Engine, res *Result, snap *Snapshot, prevFresh, prevEngine *State) (want *Result, differ string, err error) {
+	want, err = Update(snap, prevFresh)
+	gerr := en.UpdateInto(res, snap, prevEngine)
+	if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
+		differ = fmt.Sprintf("Update %v, UpdateInto %v", err, gerr)
+	}
+	return want, differ, err
 }
 
 // An Engine reused across updates of different trees, including updates that

@@ -341,11 +341,10 @@ func fingerprintRuns(t *testing.T) []string {
 				bad.Operations[len(bad.Operations)/2].Demand[CPU] = -1
 				cur = &bad
 			}
-			want, werr := Update(cur, prevU)
 			res := &bufs[next]
-			gerr := en.UpdateInto(res, cur, prevI)
-			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				t.Fatalf("%s step %d: errors differ: Update %v, UpdateInto %v", sh.name, k, werr, gerr)
+			want, differ, werr := updateBoth(&en, res, cur, prevU, prevI)
+			if differ != "" {
+				t.Fatalf("%s step %d: errors differ: %s", sh.name, k, differ)
 			}
 			if werr != nil {
 				lines = append(lines, fmt.Sprintf("%s/%d error %s", sh.name, k, werr))

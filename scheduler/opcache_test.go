@@ -172,11 +172,10 @@ func TestPropertyEngineSequenceMatchesFreshUpdates(t *testing.T) {
 			if k > 0 {
 				cur = varyInputs(t, cur)
 			}
-			want, werr := Update(cur, prevF)
 			res := &bufs[next]
-			gerr := en.UpdateInto(res, cur, prevE)
-			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				t.Fatalf("update %d: errors differ: fresh %v, engine %v", k, werr, gerr)
+			want, differ, werr := updateBoth(&en, res, cur, prevF, prevE)
+			if differ != "" {
+				t.Fatalf("update %d: errors differ: %s", k, differ)
 			}
 			if werr != nil {
 				// The next snapshot varies the last valid one, so

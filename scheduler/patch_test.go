@@ -103,11 +103,10 @@ func TestPropertyOperationsComeAndGo(t *testing.T) {
 			if k > 0 {
 				snap, cur = comeAndGo(rt, snap, k)
 			}
-			want, werr := Update(cur, prevU)
 			res := &bufs[next]
-			gerr := en.UpdateInto(res, cur, prevI)
-			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				rt.Fatalf("update %d: errors differ: fresh %v, engine %v", k, werr, gerr)
+			want, differ, werr := updateBoth(&en, res, cur, prevU, prevI)
+			if differ != "" {
+				rt.Fatalf("update %d: errors differ: %s", k, differ)
 			}
 			if werr != nil {
 				continue
