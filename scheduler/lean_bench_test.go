@@ -233,7 +233,7 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 		for _, e := range l.ev {
 			dx := e.x - prev
 			for r := range value {
-				value[r] += slope[r] * dx
+				value[r] += float64(slope[r] * dx)
 			}
 			prev = e.x
 			p := &group[e.op]
