@@ -132,7 +132,10 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 		}
 		s := int32(0)
 		if o.Pool != "" {
-			s = l.pools[o.Pool]
+			var ok bool
+			if s, ok = l.pools[o.Pool]; !ok {
+				b.Fatalf("operation %q: no pool %q", o.ID, o.Pool)
+			}
 		}
 		l.slot[i] = s
 		l.start[s+1]++
@@ -196,6 +199,7 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 				f = operationS(&l.ws, operationFunc(l.ws.f, p.u, p.d, false), p.lm)
 			}
 			p.busy = f
+			p.kv = limitedDemand(f)
 			for j := 1; j < len(f); j++ {
 				l.ev = append(l.ev, leanEvent{x: f[j].x / sc, op: int32(i), j: int32(j)})
 			}
