@@ -215,22 +215,16 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 		for i := range group {
 			p := &group[i]
 			sc := p.weight / wmin
+			var first Share
 			if p.idle {
-				if k := p.knee; k > 0 {
-					for r := range slope {
-						slope[r] += p.kv[r] / (k / sc)
-					}
-				}
-				continue
-			}
-			f := p.busy
-			addTo(&value, &f[0].r)
-			if len(f) > 1 {
-				dx := f[1].x / sc
-				for r := range slope {
-					slope[r] += (f[1].l[r] - f[0].r[r]) / dx
+				first = p.idleSlope(sc)
+			} else {
+				addTo(&value, &p.busy[0].r)
+				if len(p.busy) > 1 {
+					first = lerpSlope(p.busy, 0, sc)
 				}
 			}
+			addTo(&slope, &first)
 		}
 		out := append(l.f[:0], vpoint{x: 0, l: value, r: value})
 		prev := 0.0
@@ -243,10 +237,9 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 			p := &group[e.op]
 			sc := p.weight / wmin
 			if p.idle {
-				if k := p.knee; k > 0 {
-					for r := range slope {
-						slope[r] -= p.kv[r] / (k / sc)
-					}
+				gone := p.idleSlope(sc)
+				for r := range slope {
+					slope[r] -= gone[r]
 				}
 			} else {
 				f := p.busy
@@ -254,8 +247,8 @@ func (l *lean) run(b *testing.B, snap *Snapshot) {
 				for r := range value {
 					value[r] += f[j].r[r] - f[j].l[r]
 				}
-				var o, nw Share
-				o = lerpSlope(f, j-1, sc)
+				o := lerpSlope(f, j-1, sc)
+				var nw Share
 				if j+1 < len(f) {
 					nw = lerpSlope(f, j, sc)
 				}
@@ -343,6 +336,18 @@ func (p *leanOp) idleKnee() {
 		p.kv[r] = d[r] * c
 	}
 	p.knee = maxD * c
+}
+
+// idleSlope is the slope of an idle operation's closed form up to its
+// knee, in the abscissa scaled by sc (0 when it demands nothing).
+func (p *leanOp) idleSlope(sc float64) Share {
+	var s Share
+	if k := p.knee; k > 0 {
+		for r := range s {
+			s[r] = p.kv[r] / (k / sc)
+		}
+	}
+	return s
 }
 
 // lerpSlope is the slope of f's segment after breakpoint j, in the
