@@ -135,3 +135,36 @@ func TestUpdateConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Several goroutines may look elements up in one Result at once (the
+// scheduler's readers share the latest Result): the index is built once,
+// and every lookup finds its element.
+func TestResultElementConcurrent(t *testing.T) {
+	snap, prev := genSnapshot(genDefaults(21))
+	r, err := Update(snap, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	done := make(chan int)
+	for g := range n {
+		go func() {
+			defer func() { done <- g }()
+			for k := range r.Elements {
+				i := (k + g*len(r.Elements)/n) % len(r.Elements)
+				name := r.Elements[i].Name
+				e, ok := r.Element(name)
+				if !ok || e != &r.Elements[i] {
+					t.Errorf("goroutine %d: Element(%q) = %p, %v; want element %d", g, name, e, ok, i)
+					return
+				}
+			}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	if _, ok := r.Element("no-such-element"); ok {
+		t.Error("Element found a name no element has")
+	}
+}
