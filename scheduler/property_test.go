@@ -410,7 +410,9 @@ func TestPropertyStrongGuaranteeMet(t *testing.T) {
 // weight, and the property is checked empirically.
 //
 // So the input keeps the functions continuous, as in
-// TestPropertyStrongGuaranteeMet: no usage, no fifo pools, no gangs. With
+// TestPropertyStrongGuaranteeMet: no usage, no fifo pools, no gangs; and a
+// tree whose whole demand of some resource is exactly the cluster is left
+// out (see saturatesCluster). With
 // jumps the reference's endpoint rules (left end of a flat piece when the
 // target hits its level, right end once the target is capped) make the
 // parent stop at a step or past it depending on where the heavier child
@@ -491,6 +493,9 @@ func checkWeightMonotone(t *rapid.T, p genParams, rootChildrenOnly bool) {
 	if err != nil {
 		t.Fatalf("Update with the raised weight: %v", err)
 	}
+	if saturatesCluster(r) || saturatesCluster(r2) {
+		t.Skip("a resource's whole demand is exactly the cluster")
+	}
 	name := string(snap.Pools[k].Name)
 	before, _ := r.Element(name)
 	after, _ := r2.Element(name)
@@ -498,6 +503,27 @@ func checkWeightMonotone(t *rapid.T, p genParams, rootChildrenOnly bool) {
 		t.Fatalf("pool %s: raising its weight %g -> %g lowered its fair share %v -> %v (%s)",
 			name, old, nw, before.FairShare.Total, after.FairShare.Total, res)
 	}
+}
+
+// saturatesCluster reports whether the tree's whole demand (within limits)
+// of some resource is the cluster's, up to rounding. The root's F is then
+// flat at the level of its target from the fit factor where that resource
+// runs out, and the reference takes the left end of that piece (§5.5,
+// subtlety 3: left-continuity at saturated resources): the whole tree stops
+// there, as if the resource were short, while a demand one rounding error
+// lower lets it run to the end (TestSaturatedResourceStopsTheRoot). Which of
+// the two an input falls on can change with a weight, through the rounding of
+// the sums, so the outcome is not monotone in the weight there: a pool
+// (weight 1.39 -> 2.78) lost 1 % of its cpu, found by 25,000 checks of
+// TestPropertyWeightMonotone.
+func saturatesCluster(r *Result) bool {
+	root := &r.Elements[0]
+	for k, v := range root.LimitedDemandShare {
+		if r.Total[k] > 0 && math.Abs(v-1) <= 1e-9 {
+			return true
+		}
+	}
+	return false
 }
 
 // Two runs on the same input give identical results, and Update modifies

@@ -88,3 +88,38 @@ func TestWorkedExamples(t *testing.T) {
 	_ = time.Second
 	_ = ptr[int]
 }
+
+// A resource whose whole demand is exactly the cluster stops the whole
+// tree where it runs out, as a short one does: the root's F is flat at the
+// cluster's level from there on, and the reference takes the left end of
+// that piece (§5.5; subtlety 3, left-continuity at saturated resources).
+// Two gpu operations of 4 gpus each on 8 gpus run out at suggestion 0.5, so
+// the cpu operation gets 0.5 of the cpu, not its 0.6, although the cluster
+// has room for it; with 0.001 gpu less demand the gpu never runs out and it
+// gets its 0.6; with 0.001 more the gpu is short and it gets 0.5 again.
+func TestSaturatedResourceStopsTheRoot(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		secondG float64
+		wantCPU float64
+	}{
+		{"gpu demand exactly the cluster", 4, 0.5},
+		{"gpu demand just below the cluster", 3.999, 0.6},
+		{"gpu demand just above the cluster", 4.001, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := &Snapshot{
+				Cluster: Cluster{Total: Resources{UserSlots: 100, CPU: 100, GPU: 8, Memory: 100}},
+				Tree:    DefaultTreeConfig(),
+				Operations: []Operation{
+					{ID: "g1", Demand: Resources{UserSlots: 1, CPU: 1, GPU: 4}},
+					{ID: "g2", Demand: Resources{UserSlots: 1, CPU: 1, GPU: tc.secondG}},
+					{ID: "c", Demand: Resources{UserSlots: 1, CPU: 60}},
+				},
+			}
+			r := mustUpdate(t, snap, nil)
+			got := fs(t, r, "c")
+			approxShare(t, "c", got, Share{tc.wantCPU / 60, tc.wantCPU, 0, 0, 0}, 1e-12)
+		})
+	}
+}
