@@ -1,12 +1,9 @@
 package scheduler
 
 import (
-	"errors"
 	"math"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // rejectBase is a small valid tree: a parent with a child pool, a fifo
@@ -81,19 +78,6 @@ func TestUpdateRejectsBadSnapshots(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			check := func(how string, err error) {
-				t.Helper()
-				got := ""
-				if err != nil {
-					got = err.Error()
-				}
-				if !errors.Is(err, c.want) {
-					t.Errorf("%s: error %q does not wrap %v", how, got, c.want)
-				}
-				if d := cmp.Diff(c.msg, got); d != "" {
-					t.Errorf("%s: message (-want +got):\n%s", how, d)
-				}
-			}
 			good, goodPrev := rejectBase()
 			want, err := Update(good, goodPrev)
 			if err != nil {
@@ -102,7 +86,7 @@ func TestUpdateRejectsBadSnapshots(t *testing.T) {
 			bad, badPrev := rejectBase()
 			c.edit(bad, badPrev)
 			_, err = Update(bad, badPrev)
-			check("Update", err)
+			checkError(t, "Update", err, c.want, c.msg)
 
 			// An Engine that has just updated the valid tree, and one that
 			// has not (its first update), both refuse it, and both then
@@ -115,7 +99,7 @@ func TestUpdateRejectsBadSnapshots(t *testing.T) {
 					}
 				}
 				_, err := en.Update(bad, badPrev)
-				check("Engine.Update", err)
+				checkError(t, "Engine.Update", err, c.want, c.msg)
 				got, err := en.Update(good, goodPrev)
 				if err != nil {
 					t.Fatalf("Engine (warm %v) after the refusal: %v", warm, err)

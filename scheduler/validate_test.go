@@ -17,26 +17,31 @@ type validateCase[T any] struct {
 	err  string
 }
 
-// checkValidate runs one table of Validate cases: the message is the one
-// expected, and every error wraps sentinel.
+// checkValidate runs one table of Validate cases (see checkError).
 func checkValidate[T any](t *testing.T, sentinel error, cases []validateCase[T], base func() *T, validate func(*T) error) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := base()
 			c.edit(v)
-			err := validate(v)
-			got := ""
-			if err != nil {
-				got = err.Error()
-				if !errors.Is(err, sentinel) {
-					t.Errorf("error %q does not wrap %v", got, sentinel)
-				}
-			}
-			if d := cmp.Diff(c.err, got); d != "" {
-				t.Errorf("Validate (-want +got):\n%s", d)
-			}
+			checkError(t, "Validate", validate(v), sentinel, c.err)
 		})
+	}
+}
+
+// checkError checks what how returned: no error when want is "", otherwise
+// an error wrapping sentinel whose whole message is want.
+func checkError(t *testing.T, how string, err, sentinel error, want string) {
+	t.Helper()
+	got := ""
+	if err != nil {
+		got = err.Error()
+		if !errors.Is(err, sentinel) {
+			t.Errorf("%s: error %q does not wrap %v", how, got, sentinel)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("%s: message (-want +got):\n%s", how, d)
 	}
 }
 
@@ -44,7 +49,6 @@ func checkValidate[T any](t *testing.T, sentinel error, cases []validateCase[T],
 // at the edge values it allows: the error wraps ErrInvalidConfig and names
 // the field, the rule and the value.
 func TestTreeConfigValidate(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
 	const pre = "scheduler: invalid configuration: tree "
 	cases := []validateCase[TreeConfig]{
 		{"defaults", func(*TreeConfig) {},
@@ -55,13 +59,13 @@ func TestTreeConfigValidate(t *testing.T) {
 			pre + "main_resource: unknown resource -1"},
 		{"main resource last", func(c *TreeConfig) { c.MainResource = NumResources - 1 },
 			""},
-		{"infer multiplier below 1", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = f(0.5) },
+		{"infer multiplier below 1", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = ptr(0.5) },
 			pre + "infer_weight_from_guarantees_share_multiplier: must be a finite number >= 1, got 0.5"},
-		{"infer multiplier NaN", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = f(math.NaN()) },
+		{"infer multiplier NaN", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = ptr(math.NaN()) },
 			pre + "infer_weight_from_guarantees_share_multiplier: must be a finite number >= 1, got NaN"},
-		{"infer multiplier infinite", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = f(math.Inf(1)) },
+		{"infer multiplier infinite", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = ptr(math.Inf(1)) },
 			pre + "infer_weight_from_guarantees_share_multiplier: must be a finite number >= 1, got +Inf"},
-		{"infer multiplier 1", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = f(1) },
+		{"infer multiplier 1", func(c *TreeConfig) { c.InferWeightFromGuaranteesShareMultiplier = ptr(1.0) },
 			""},
 		{"tolerance above 1", func(c *TreeConfig) { c.FairShareStarvationTolerance = 1.5 },
 			pre + "fair_share_starvation_tolerance: must be in [0, 1], got 1.5"},
@@ -150,9 +154,6 @@ func zeroDurations(c TreeConfig) TreeConfig {
 
 // Every rule of PoolConfig.Validate, as for the tree's.
 func TestPoolConfigValidate(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	n := func(v int) *int { return &v }
-	d := func(v time.Duration) *time.Duration { return &v }
 	cpu := func(v float64) PartialResources { return PartialResources{}.With(CPU, v) }
 	const pre = `scheduler: invalid configuration: pool "batch" `
 	cases := []validateCase[PoolConfig]{
@@ -164,15 +165,15 @@ func TestPoolConfigValidate(t *testing.T) {
 			`scheduler: invalid configuration: pool name "<Root>" is reserved or empty`},
 		{"own parent", func(p *PoolConfig) { p.Parent = p.Name },
 			pre + "parent: a pool cannot be its own parent"},
-		{"weight below min", func(p *PoolConfig) { p.Weight = f(MinWeight / 2) },
+		{"weight below min", func(p *PoolConfig) { p.Weight = ptr(MinWeight / 2) },
 			pre + "weight: must be a finite number in [1.4901161193847656e-08, 6.7108864e+07], got 7.450580596923828e-09"},
-		{"weight above max", func(p *PoolConfig) { p.Weight = f(MaxWeight * 2) },
+		{"weight above max", func(p *PoolConfig) { p.Weight = ptr(MaxWeight * 2) },
 			pre + "weight: must be a finite number in [1.4901161193847656e-08, 6.7108864e+07], got 1.34217728e+08"},
-		{"weight NaN", func(p *PoolConfig) { p.Weight = f(math.NaN()) },
+		{"weight NaN", func(p *PoolConfig) { p.Weight = ptr(math.NaN()) },
 			pre + "weight: must be a finite number in [1.4901161193847656e-08, 6.7108864e+07], got NaN"},
-		{"weight min", func(p *PoolConfig) { p.Weight = f(MinWeight) },
+		{"weight min", func(p *PoolConfig) { p.Weight = ptr(MinWeight) },
 			""},
-		{"weight max", func(p *PoolConfig) { p.Weight = f(MaxWeight) },
+		{"weight max", func(p *PoolConfig) { p.Weight = ptr(MaxWeight) },
 			""},
 		{"guarantee negative", func(p *PoolConfig) { p.StrongGuaranteeResources = cpu(-1) },
 			pre + "strong_guarantee_resources: cpu " + AmountRule + ", got -1"},
@@ -186,21 +187,21 @@ func TestPoolConfigValidate(t *testing.T) {
 			pre + "resource_limits: cpu " + AmountRule + ", got 5e-10"},
 		{"limit 0", func(p *PoolConfig) { p.ResourceLimits = cpu(0) },
 			""},
-		{"max running negative", func(p *PoolConfig) { p.MaxRunningOperationCount = n(-1) },
+		{"max running negative", func(p *PoolConfig) { p.MaxRunningOperationCount = ptr(-1) },
 			pre + "max_running_operation_count: must be >= 0, got -1"},
-		{"max operations negative", func(p *PoolConfig) { p.MaxOperationCount = n(-2) },
+		{"max operations negative", func(p *PoolConfig) { p.MaxOperationCount = ptr(-2) },
 			pre + "max_operation_count: must be >= 0, got -2"},
-		{"running above operations", func(p *PoolConfig) { p.MaxRunningOperationCount, p.MaxOperationCount = n(3), n(2) },
+		{"running above operations", func(p *PoolConfig) { p.MaxRunningOperationCount, p.MaxOperationCount = ptr(3), ptr(2) },
 			pre + "max_running_operation_count: 3 is above max_operation_count 2"},
-		{"running equal operations", func(p *PoolConfig) { p.MaxRunningOperationCount, p.MaxOperationCount = n(2), n(2) },
+		{"running equal operations", func(p *PoolConfig) { p.MaxRunningOperationCount, p.MaxOperationCount = ptr(2), ptr(2) },
 			""},
-		{"tolerance above 1", func(p *PoolConfig) { p.FairShareStarvationTolerance = f(1.01) },
+		{"tolerance above 1", func(p *PoolConfig) { p.FairShareStarvationTolerance = ptr(1.01) },
 			pre + "fair_share_starvation_tolerance: must be in [0, 1], got 1.01"},
-		{"tolerance infinite", func(p *PoolConfig) { p.FairShareStarvationTolerance = f(math.Inf(-1)) },
+		{"tolerance infinite", func(p *PoolConfig) { p.FairShareStarvationTolerance = ptr(math.Inf(-1)) },
 			pre + "fair_share_starvation_tolerance: must be in [0, 1], got -Inf"},
-		{"starvation timeout negative", func(p *PoolConfig) { p.FairShareStarvationTimeout = d(-time.Millisecond) },
+		{"starvation timeout negative", func(p *PoolConfig) { p.FairShareStarvationTimeout = ptr(-time.Millisecond) },
 			pre + "fair_share_starvation_timeout: must be >= 0, got -1ms"},
-		{"starvation timeout 0", func(p *PoolConfig) { p.FairShareStarvationTimeout = d(0) },
+		{"starvation timeout 0", func(p *PoolConfig) { p.FairShareStarvationTimeout = ptr(time.Duration(0)) },
 			""},
 		{"non-preemptible negative", func(p *PoolConfig) {
 			th := PartialResources{}.With(UserSlots, -3)
@@ -221,9 +222,9 @@ func TestPoolConfigValidate(t *testing.T) {
 			p.IntegralGuarantees.BurstGuaranteeResources = cpu(1)
 		},
 			""},
-		{"relaxed multiplier below 1", func(p *PoolConfig) { p.IntegralGuarantees.RelaxedShareMultiplierLimit = f(0) },
+		{"relaxed multiplier below 1", func(p *PoolConfig) { p.IntegralGuarantees.RelaxedShareMultiplierLimit = ptr(0.0) },
 			pre + "integral_guarantees.relaxed_share_multiplier_limit: must be in [1, 10], got 0"},
-		{"relaxed multiplier 1", func(p *PoolConfig) { p.IntegralGuarantees.RelaxedShareMultiplierLimit = f(1) },
+		{"relaxed multiplier 1", func(p *PoolConfig) { p.IntegralGuarantees.RelaxedShareMultiplierLimit = ptr(1.0) },
 			""},
 	}
 	checkValidate(t, ErrInvalidConfig, cases, func() *PoolConfig {
@@ -234,8 +235,6 @@ func TestPoolConfigValidate(t *testing.T) {
 // Every rule of Operation.Validate, as for the configurations; the error
 // wraps ErrInvalidOperation.
 func TestOperationValidate(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	d := func(v time.Duration) *time.Duration { return &v }
 	const pre = `scheduler: invalid operation: operation "op-1" `
 	cases := []validateCase[Operation]{
 		{"plain", func(*Operation) {},
@@ -244,7 +243,7 @@ func TestOperationValidate(t *testing.T) {
 			"scheduler: invalid operation: operation id is empty"},
 		{"root id", func(o *Operation) { o.ID = RootID },
 			`scheduler: invalid operation: operation id "<Root>" is reserved for the root`},
-		{"weight 0", func(o *Operation) { o.Weight = f(0) },
+		{"weight 0", func(o *Operation) { o.Weight = ptr(0.0) },
 			pre + "weight: must be a finite number in [1.4901161193847656e-08, 6.7108864e+07], got 0"},
 		{"demand negative", func(o *Operation) { o.Demand[Memory] = -1 },
 			pre + "demand: memory " + AmountRule + ", got -1"},
@@ -260,9 +259,9 @@ func TestOperationValidate(t *testing.T) {
 			pre + "resource_limits: cpu " + AmountRule + ", got +Inf"},
 		{"pending jobs negative", func(o *Operation) { o.PendingJobCount = -1 },
 			pre + "pending_job_count: must be >= 0, got -1"},
-		{"tolerance negative", func(o *Operation) { o.FairShareStarvationTolerance = f(-0.5) },
+		{"tolerance negative", func(o *Operation) { o.FairShareStarvationTolerance = ptr(-0.5) },
 			pre + "fair_share_starvation_tolerance: must be in [0, 1], got -0.5"},
-		{"starvation timeout negative", func(o *Operation) { o.FairShareStarvationTimeout = d(-time.Second) },
+		{"starvation timeout negative", func(o *Operation) { o.FairShareStarvationTimeout = ptr(-time.Second) },
 			pre + "fair_share_starvation_timeout: must be >= 0, got -1s"},
 		{"non-preemptible NaN", func(o *Operation) {
 			th := PartialResources{}.With(Memory, math.NaN())
