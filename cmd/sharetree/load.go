@@ -151,6 +151,7 @@ func newLoadCmd() *cobra.Command {
 	f.BoolVar(&serve, "serve", false, "only run the scheduler a load run would embed, print \"nats_url <url>\" and serve until interrupted or stdin closes")
 	f.IntVar(&port, "port", -1, "with --serve: the NATS port (-1: any free port)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
+	f.BoolVar(&cfg.SyncAlways, "sync-always", cfg.SyncAlways, "the embedded scheduler fsyncs JetStream writes before acknowledging them, as sharetree server does by default")
 	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
 	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")

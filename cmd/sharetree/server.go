@@ -86,7 +86,7 @@ func newServerCmd() *cobra.Command {
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port of the embedded NATS server (-1: any free port)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "join this NATS server instead of embedding one")
 	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "host:port of the HTTP listener (orchid JSON under /orchid/, Prometheus /metrics); port 0 picks a free one, \"\" disables it")
-	f.BoolVar(&cfg.SyncAlways, "sync-always", false, "fsync JetStream writes before acknowledging them")
+	f.BoolVar(&cfg.SyncAlways, "sync-always", cfg.SyncAlways, "the embedded NATS server fsyncs every JetStream write before acknowledging it (false: every two minutes; an acknowledged submission may then be lost in a power loss); the events stream is not synced either way")
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
 	f.DurationVar(&cfg.Actors.StatePersistPeriod, "state-persist-period", cfg.Actors.StatePersistPeriod, "how often each pool tree writes its integral pools' accumulated volumes to the scheduler bucket (also written on shutdown; a crash loses at most this much)")

@@ -61,6 +61,10 @@ type Config struct {
 	// DataDir holds the embedded server's JetStream files; empty is a fresh
 	// temporary directory removed after the run. Ignored with NATSURL.
 	DataDir string
+	// SyncAlways makes the embedded scheduler's JetStream fsync every write
+	// before acknowledging it, as `sharetree server` does by default.
+	// Ignored with NATSURL. Default true.
+	SyncAlways bool
 	// Agents is the number of simulated node agents. Default 5,000.
 	Agents int
 	// AgentsPerConn is how many agents share one NATS connection (and one
@@ -138,6 +142,7 @@ func DefaultConfig() Config {
 		Agents:            DefaultAgents,
 		AgentsPerConn:     DefaultAgentsPerConn,
 		NodePrefix:        DefaultNodePrefix,
+		SyncAlways:        true,
 		NodeResources:     DefaultNodeResources,
 		Operations:        DefaultOperations,
 		Pools:             DefaultPools,

@@ -310,6 +310,7 @@ func startScheduler(ctx context.Context, cfg *Config, port int) (*server.Server,
 	}
 	scfg := server.DefaultConfig()
 	scfg.DataDir = dir
+	scfg.SyncAlways = cfg.SyncAlways
 	scfg.Port = port
 	scfg.Logger = cfg.Logger
 	scfg.Trees = EmbeddedTrees(cfg)

@@ -29,7 +29,12 @@ type Config struct {
 	// Server.HTTPAddr). Empty disables it. Default "127.0.0.1:0" here,
 	// DefaultHTTPAddr from the CLI.
 	HTTPAddr string
-	// SyncAlways makes the embedded JetStream fsync before acknowledging.
+	// SyncAlways makes the embedded NATS server fsync every JetStream write
+	// before acknowledging it, so that an acknowledged submission or state
+	// change survives a power loss, not only a crash of the process (the
+	// server's own default syncs every two minutes). The events stream opts
+	// out (eventStreamConfig). Default true; it does not apply to a server
+	// joined with NATSURL, whose operator sets sync_interval.
 	SyncAlways bool
 	// Trees is the pool-tree configuration.
 	Trees *scenario.TreesFile
@@ -61,6 +66,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen: "127.0.0.1", Port: -1,
 		HTTPAddr:       "127.0.0.1:0",
+		SyncAlways:     true,
 		Actors:         actors.DefaultConfig(),
 		EventRetention: 24 * time.Hour,
 		EventMaxBytes:  1 << 30,

@@ -18,3 +18,12 @@ func (s *Server) EventsSettled() bool { return s.events.settled() }
 func PutTreeState(ctx context.Context, kv jetstream.KeyValue, st *pb.TreeState) error {
 	return (&kvState{kv: kv}).PutTreeState(ctx, st)
 }
+
+// EmbeddedSyncAlways reports whether the embedded NATS server fsyncs every
+// JetStream write (false without an embedded server).
+func (s *Server) EmbeddedSyncAlways() bool {
+	return s.embedded != nil && s.embedded.JetStreamConfig().SyncAlways
+}
+
+// EventStreamConfig is the events stream's configuration (eventStreamConfig).
+var EventStreamConfig = eventStreamConfig

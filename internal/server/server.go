@@ -86,12 +86,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: subjects.EventsStream, Subjects: []string{subjects.EventsAll()},
-		Retention: jetstream.LimitsPolicy, MaxAge: cfg.EventRetention, MaxBytes: cfg.EventMaxBytes,
-		Discard: jetstream.DiscardOld, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute,
-	}); err != nil {
-		return nil, fmt.Errorf("events stream: %w", err)
+	if err := ensureEventStream(ctx, js, cfg.EventRetention, cfg.EventMaxBytes, cfg.Logger); err != nil {
+		return nil, err
 	}
 	opsKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.OperationsBucket, History: 1, Storage: jetstream.FileStorage})
 	if err != nil {
