@@ -77,6 +77,9 @@ type admitOperation struct {
 	// offloading_settings; a refusal skips the tree instead of failing the
 	// operation.
 	offload bool
+	// revived: the operation was acknowledged before the scheduler
+	// restarted; max_operation_count does not refuse it.
+	revived bool
 }
 
 // admitResult answers admitOperation.

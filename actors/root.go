@@ -64,6 +64,9 @@ type rootActor struct {
 	order       []string
 	defaultTree string
 	revive      []*pb.OperationStatus
+	// reviving holds the stored status of each revived operation until
+	// its trees have admitted it again (see reviveFailed).
+	reviving map[string]*pb.OperationStatus
 
 	ops   map[string]*rootOp
 	byPID map[string]string
@@ -77,7 +80,7 @@ func newRootActor(cfg *Config, deps Deps, sys *System, trees map[string]*treeRef
 	}
 	return func() actor.Actor {
 		return &rootActor{cfg: cfg, deps: deps, sys: sys, trees: trees, order: order, defaultTree: defaultTree, revive: revive,
-			ops: map[string]*rootOp{}, byPID: map[string]string{}}
+			ops: map[string]*rootOp{}, byPID: map[string]string{}, reviving: map[string]*pb.OperationStatus{}}
 	}
 }
 
@@ -171,20 +174,6 @@ func (r *rootActor) list(req *pb.ListOperationsRequest) *pb.ListOperationsRespon
 	return out
 }
 
-// reviveAll restores the registry from the store: finished operations are
-// listed, unfinished ones are admitted again and rerun their jobs.
-func (r *rootActor) reviveAll(ctx actor.Context) {
-	for _, st := range r.revive {
-		switch st.GetState() {
-		case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
-			r.ops[st.GetId()] = &rootOp{status: st}
-		default:
-			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
-		}
-	}
-	r.revive = nil
-}
-
 // submit validates and admits an operation. reply is nil for a revived
 // operation (already acknowledged); id is then its existing id.
 func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, reply func(*pb.StartOperationResponse, *pb.Error), revived *pb.OperationStatus) {
@@ -192,7 +181,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 		if reply != nil {
 			reply(nil, e)
 		} else {
-			r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
+			r.reviveFailed(id, e)
 		}
 	}
 	spec, perr := normalizeSpec(in, r.defaultTree)
@@ -217,6 +206,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 			fail(perr)
 			return
 		}
+		a.revived = revived != nil
 		trees = append(trees, &opTree{name: name, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
 		admits = append(admits, a)
 	}
@@ -231,7 +221,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", off.Tree, "err", perr.GetMessage())
 			continue
 		}
-		a.offload = true
+		a.offload, a.revived = true, revived != nil
 		trees = append(trees, &opTree{name: off.Tree, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
 		admits = append(admits, a)
 		caps = append(caps, offloadCap(spec, off.Share))
@@ -269,7 +259,9 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	for i, t := range trees {
 		names[i] = t.name
 	}
-	r.ops[id] = &rootOp{pid: pid, trees: names}
+	// A revived operation is listed at once with its stored status, until
+	// its actor tells the live one.
+	r.ops[id] = &rootOp{pid: pid, trees: names, status: revived}
 	r.byPID[pid.GetId()] = id
 	for _, a := range admits {
 		a.op = pid
@@ -321,6 +313,7 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, trees []*opTree, admits []*admitOperation, results []*admitResult, reply func(*pb.StartOperationResponse, *pb.Error)) {
 	i := len(results)
 	if i == len(admits) {
+		delete(r.reviving, id)
 		ctx.Send(pid, &admitted{results: results, reply: reply})
 		return
 	}
@@ -333,7 +326,7 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 		if reply != nil {
 			reply(nil, e)
 		} else {
-			r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
+			r.reviveFailed(id, e)
 		}
 	}
 	f := ctx.RequestFuture(trees[i].pid, admits[i], r.cfg.RequestTimeout)

@@ -272,7 +272,7 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 			return res
 		}
 	}
-	st, err := t.adm.Admit(m.id, m.pool, scheduler.AdmitOptions{Vanilla: isVanilla(m.spec)})
+	st, err := t.adm.Admit(m.id, m.pool, scheduler.AdmitOptions{Vanilla: isVanilla(m.spec), Revived: m.revived})
 	if err != nil {
 		var lim *scheduler.LimitError
 		switch {

@@ -210,6 +210,11 @@ type AdmitOptions struct {
 	// Vanilla: the operation is of type vanilla, so it runs as a lightweight
 	// operation in a fifo pool with enable_lightweight_operations.
 	Vanilla bool
+	// Revived: the operation was admitted before the scheduler restarted
+	// and is admitted again. max_operation_count does not refuse it (a
+	// pool's count may then exceed a limit lowered since, as it may after
+	// a live lowering); max_running_operation_count still applies.
+	Revived bool
 }
 
 // Add registers an operation that cannot be lightweight; see Admit.
@@ -219,7 +224,8 @@ func (a *Admission) Add(id OperationID, pool PoolID) (AdmissionState, error) {
 
 // Admit registers an operation in pool ("" is the root). It returns a
 // *LimitError (wrapping ErrTooManyOperations) when max_operation_count is
-// reached on the path, and otherwise whether the operation runs or waits.
+// reached on the path (unless opts.Revived), and otherwise whether the
+// operation runs or waits.
 // A lightweight operation always runs.
 func (a *Admission) Admit(id OperationID, pool PoolID, opts AdmitOptions) (AdmissionState, error) {
 	if _, dup := a.ops[id]; dup {
@@ -231,7 +237,7 @@ func (a *Admission) Admit(id OperationID, pool PoolID, opts AdmitOptions) (Admis
 	}
 	path := a.path(key)
 	for _, p := range path {
-		if p.ops >= p.maxOps {
+		if p.ops >= p.maxOps && !opts.Revived {
 			return 0, &LimitError{Operation: id, Pool: p.name, Limit: p.maxOps, Count: p.ops}
 		}
 	}

@@ -705,6 +705,32 @@ func TestAdmissionLimitError(t *testing.T) {
 	}
 }
 
+// TestAdmissionRevivedOverTheLimit: an operation admitted again after a
+// restart is not refused by max_operation_count (lowered meanwhile); it
+// counts, so a new operation is refused after it, and it waits for a
+// running slot like any other.
+func TestAdmissionRevivedOverTheLimit(t *testing.T) {
+	a, err := NewAdmission(DefaultTreeConfig(), []PoolConfig{{Name: "research", MaxRunningOperationCount: admInt(1), MaxOperationCount: admInt(1)}})
+	if err != nil {
+		t.Fatalf("NewAdmission: %v", err)
+	}
+	var got []AdmissionState
+	for _, id := range []OperationID{"r1", "r2"} {
+		st, err := a.Admit(id, "research", AdmitOptions{Revived: true})
+		if err != nil {
+			t.Fatalf("Admit %s revived: %v", id, err)
+		}
+		got = append(got, st)
+	}
+	if diff := cmp.Diff([]AdmissionState{AdmissionRunning, AdmissionPending}, got); diff != "" {
+		t.Errorf("revived states (-want +got):\n%s", diff)
+	}
+	var le *LimitError
+	if _, err := a.Add("r3", "research"); !errors.As(err, &le) || le.Count != 2 {
+		t.Errorf("Add r3 after two revived: err = %v, want a *LimitError counting 2 of 1", err)
+	}
+}
+
 func TestNewAdmissionInvalid(t *testing.T) {
 	badTree := DefaultTreeConfig()
 	badTree.MaxRunningOperationCount = badTree.MaxOperationCount + 1

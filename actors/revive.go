@@ -1,0 +1,83 @@
+package actors
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// reviveAll restores the registry from the store: finished operations are
+// listed, unfinished ones are admitted again, in submission order (submit
+// time, then id) so that the pools' queues keep their order, and rerun
+// their jobs.
+func (r *rootActor) reviveAll(ctx actor.Context) {
+	slices.SortStableFunc(r.revive, func(a, b *pb.OperationStatus) int {
+		if c := a.GetSubmitTime().AsTime().Compare(b.GetSubmitTime().AsTime()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetId(), b.GetId())
+	})
+	for _, st := range r.revive {
+		switch st.GetState() {
+		case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
+			r.ops[st.GetId()] = &rootOp{status: st}
+		default:
+			r.reviving[st.GetId()] = st
+			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
+		}
+	}
+	r.revive = nil
+}
+
+// reviveFailed keeps an acknowledged operation that cannot be admitted
+// again after a restart (its pool or tree is gone, its spec no longer
+// passes): it fails with the reason, stays listed, and the failure is
+// stored and published. An acknowledged operation is never dropped.
+func (r *rootActor) reviveFailed(id string, e *pb.Error) {
+	stored := r.reviving[id]
+	delete(r.reviving, id)
+	if stored == nil {
+		r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
+		return
+	}
+	st := proto.Clone(stored).(*pb.OperationStatus)
+	from := st.GetState()
+	now := r.cfg.Now()
+	st.State, st.FinishTime = pb.OperationState_OPERATION_STATE_FAILED, timestamppb.New(now)
+	st.Error = &pb.Error{Code: e.GetCode(), Field: e.GetField(), Message: "not revived after the scheduler restarted: " + e.GetMessage()}
+	if j := st.GetJobs(); j != nil {
+		j.Pending, j.Running = 0, 0
+	}
+	st.Usage = nil
+	r.ops[id] = &rootOp{status: st}
+	r.cfg.Logger.Error("operation not revived: failed", "operation", id, "err", e.GetMessage())
+
+	tree, pool := r.defaultTree, ""
+	if ts := st.GetTrees(); len(ts) > 0 {
+		tree, pool = ts[0].GetTree(), ts[0].GetPool()
+	}
+	if _, err := subjects.Events(tree, subjects.EventOperation); err != nil {
+		tree = r.defaultTree
+	}
+	r.deps.Events.Publish(tree, subjects.EventOperation, &pb.Event{
+		Time: timestamppb.New(now), Tree: tree, LeaderEpoch: r.deps.Epoch,
+		Kind: &pb.Event_Operation{Operation: &pb.OperationEvent{
+			OperationId: id, From: from, To: st.GetState(), Pool: pool, Reason: "not revived", Error: st.GetError(),
+		}},
+	})
+	store, timeout, logger := r.deps.Store, r.cfg.RequestTimeout, r.cfg.Logger
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := store.Put(c, st); err != nil {
+			logger.Warn("persist operation", "operation", id, "err", err)
+		}
+	}()
+}
