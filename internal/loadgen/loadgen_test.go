@@ -78,8 +78,8 @@ func TestRunEmbeddedScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", rep.String())
-	if rep.Mode != "embedded" {
-		t.Errorf("mode %q, want embedded", rep.Mode)
+	if rep.Mode != "embedded" || rep.SyncAlways == nil || !*rep.SyncAlways {
+		t.Errorf("mode %q, sync always %v; want embedded, and every write fsynced as by the server", rep.Mode, rep.SyncAlways)
 	}
 	checkWorked(t, rep)
 	// The tree updates every 200 ms, so the window sees updates, and they

@@ -21,6 +21,10 @@ type Report struct {
 	// "external".
 	Mode    string `json:"mode"`
 	NATSURL string `json:"nats_url"`
+	// SyncAlways is Config.SyncAlways for a scheduler the run started
+	// (embedded or process); nil for an external one, whose NATS server's
+	// operator chose.
+	SyncAlways *bool `json:"sync_always,omitempty"`
 	// Interrupted: the context ended the run early.
 	Interrupted bool `json:"interrupted,omitempty"`
 
@@ -228,6 +232,13 @@ func (r *Report) String() string {
 	mode := r.Mode
 	if r.NATSURL != "" {
 		mode += " (" + r.NATSURL + ")"
+	}
+	switch {
+	case r.SyncAlways == nil:
+	case *r.SyncAlways:
+		mode += "; JetStream fsyncs every write but the events'"
+	default:
+		mode += "; JetStream syncs every 2 minutes"
 	}
 	if r.Interrupted {
 		mode += "  INTERRUPTED: partial figures"

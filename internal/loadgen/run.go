@@ -151,9 +151,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	var updates func() (actors.UpdateStats, bool) // the embedded scheduler's
 	if cfg.ServerPID > 0 {
 		rep.Mode = "process"
+		rep.SyncAlways = &cfg.SyncAlways // the flags it was started with
 	}
 	if url == "" {
-		rep.Mode = "embedded"
+		rep.Mode, rep.SyncAlways = "embedded", &cfg.SyncAlways
 		srv, cleanup, err := startScheduler(ctx, &cfg, -1)
 		if err != nil {
 			return rep, err
