@@ -29,7 +29,6 @@ func (r *rootActor) reviveAll(ctx actor.Context) {
 		case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
 			r.ops[st.GetId()] = &rootOp{status: st}
 		default:
-			r.reviving[st.GetId()] = st
 			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
 		}
 	}
@@ -38,11 +37,10 @@ func (r *rootActor) reviveAll(ctx actor.Context) {
 
 // reviveFailed keeps an acknowledged operation that cannot be admitted
 // again after a restart (its pool or tree is gone, its spec no longer
-// passes): it fails with the reason, stays listed, and the failure is
-// stored and published. An acknowledged operation is never dropped.
-func (r *rootActor) reviveFailed(id string, e *pb.Error) {
-	stored := r.reviving[id]
-	delete(r.reviving, id)
+// passes): stored, its status as stored, fails with the reason, stays
+// listed, and the failure is stored and published. An acknowledged
+// operation is never dropped.
+func (r *rootActor) reviveFailed(id string, stored *pb.OperationStatus, e *pb.Error) {
 	if stored == nil {
 		r.cfg.Logger.Error("revive operation", "operation", id, "err", e.GetMessage())
 		return

@@ -64,9 +64,6 @@ type rootActor struct {
 	order       []string
 	defaultTree string
 	revive      []*pb.OperationStatus
-	// reviving holds the stored status of each revived operation until
-	// its trees have admitted it again (see reviveFailed).
-	reviving map[string]*pb.OperationStatus
 
 	ops   map[string]*rootOp
 	byPID map[string]string
@@ -80,7 +77,7 @@ func newRootActor(cfg *Config, deps Deps, sys *System, trees map[string]*treeRef
 	}
 	return func() actor.Actor {
 		return &rootActor{cfg: cfg, deps: deps, sys: sys, trees: trees, order: order, defaultTree: defaultTree, revive: revive,
-			ops: map[string]*rootOp{}, byPID: map[string]string{}, reviving: map[string]*pb.OperationStatus{}}
+			ops: map[string]*rootOp{}, byPID: map[string]string{}}
 	}
 }
 
@@ -181,7 +178,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 		if reply != nil {
 			reply(nil, e)
 		} else {
-			r.reviveFailed(id, e)
+			r.reviveFailed(id, revived, e)
 		}
 	}
 	spec, perr := normalizeSpec(in, r.defaultTree)
@@ -313,7 +310,6 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, trees []*opTree, admits []*admitOperation, results []*admitResult, reply func(*pb.StartOperationResponse, *pb.Error)) {
 	i := len(results)
 	if i == len(admits) {
-		delete(r.reviving, id)
 		ctx.Send(pid, &admitted{results: results, reply: reply})
 		return
 	}
@@ -322,11 +318,15 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 			ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(id)})
 		}
 		ctx.Stop(pid)
+		var stored *pb.OperationStatus // a revived operation's, until admitted
+		if op := r.ops[id]; op != nil {
+			stored = op.status
+		}
 		delete(r.ops, id)
 		if reply != nil {
 			reply(nil, e)
 		} else {
-			r.reviveFailed(id, e)
+			r.reviveFailed(id, stored, e)
 		}
 	}
 	f := ctx.RequestFuture(trees[i].pid, admits[i], r.cfg.RequestTimeout)
