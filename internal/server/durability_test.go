@@ -61,6 +61,28 @@ func TestStateIsSyncedAndEventsAreNot(t *testing.T) {
 	}
 }
 
+// withStoreOffline serves the JetStream store in dir from a bare NATS
+// server while no scheduler runs on it, as another process of the
+// operator's could, and stops that server when use returns.
+func withStoreOffline(t *testing.T, dir string, use func(jetstream.JetStream)) {
+	t.Helper()
+	emb, err := natsembed.Start(natsembed.Default(dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Stop()
+	nc, err := nats.Connect(emb.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	use(js)
+}
+
 // TestAnOlderEventsStreamIsKept: an events stream an older sharetree made
 // (each event flushed before its acknowledgement) cannot change its persist
 // mode; the scheduler starts on it, keeps its events and its mode, and
@@ -68,32 +90,20 @@ func TestStateIsSyncedAndEventsAreNot(t *testing.T) {
 func TestAnOlderEventsStreamIsKept(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	emb, err := natsembed.Start(natsembed.Default(dir), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	onc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ojs, err := jetstream.New(onc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := server.EventStreamConfig(time.Hour, 1<<20)
-	old.PersistMode = jetstream.DefaultPersistMode
-	if _, err := ojs.CreateStream(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	oldEvent, err := subjects.Events("physical", subjects.EventOperation)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ojs.Publish(ctx, oldEvent, []byte("an older event")); err != nil {
-		t.Fatal(err)
-	}
-	onc.Close()
-	emb.Stop()
+	withStoreOffline(t, dir, func(ojs jetstream.JetStream) {
+		old := server.EventStreamConfig(time.Hour, 1<<20)
+		old.PersistMode = jetstream.DefaultPersistMode
+		if _, err := ojs.CreateStream(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		oldEvent, err := subjects.Events("physical", subjects.EventOperation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ojs.Publish(ctx, oldEvent, []byte("an older event")); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	srv, nc := servertest.Start(t, durabilityTrees, func(c *server.Config) { c.DataDir = dir })
 	js, err := jetstream.New(nc)

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/natsembed"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
@@ -33,25 +32,13 @@ trees:
 // no scheduler runs, as an operator could with another process.
 func editStoredConfig(t *testing.T, dir string, edit func(*treeconf.Admin)) {
 	t.Helper()
-	emb, err := natsembed.Start(natsembed.Default(dir), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Stop()
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := treeconf.OpenStore(context.Background(), js, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(treeconf.NewAdmin(store, nil, nil))
+	withStoreOffline(t, dir, func(js jetstream.JetStream) {
+		store, err := treeconf.OpenStore(context.Background(), js, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(treeconf.NewAdmin(store, nil, nil))
+	})
 }
 
 // listed is every operation the scheduler lists, by id.
