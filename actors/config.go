@@ -29,6 +29,17 @@ type Config struct {
 	// NodeLostTimeout: a node not heard from for this long is forgotten and
 	// its jobs are failed as lost and rescheduled. Default 5m.
 	NodeLostTimeout time.Duration
+	// JobRevivalTimeout is how long a restarted scheduler waits for the
+	// nodes to report the jobs they still run. Until it passes, the
+	// operations it revived start no new jobs (a job a node has not
+	// reported yet is not started twice), and a reported job it cannot
+	// place yet (its operation is still being revived) is left running;
+	// after it, such jobs are aborted and the revived operations' jobs
+	// that no node reported start again. A job a node reports is adopted
+	// whenever its operation runs and the job is not running elsewhere or
+	// done. Only a scheduler that revived unfinished operations waits.
+	// Default 10s.
+	JobRevivalTimeout time.Duration
 	// MaxJobsPerHeartbeat caps the jobs started on one node per heartbeat;
 	// 0 is no cap. Default 0.
 	MaxJobsPerHeartbeat int
@@ -70,6 +81,7 @@ func DefaultConfig() Config {
 		HeartbeatPeriod:          time.Second,
 		NodeOfflineTimeout:       60 * time.Second,
 		NodeLostTimeout:          5 * time.Minute,
+		JobRevivalTimeout:        10 * time.Second,
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
@@ -95,6 +107,8 @@ func (c *Config) Validate() error {
 		return bad("NodeOfflineTimeout", "must be positive, got %s", c.NodeOfflineTimeout)
 	case c.NodeLostTimeout < c.NodeOfflineTimeout:
 		return bad("NodeLostTimeout", "%s must not be below NodeOfflineTimeout %s", c.NodeLostTimeout, c.NodeOfflineTimeout)
+	case c.JobRevivalTimeout < 0:
+		return bad("JobRevivalTimeout", "must be >= 0, got %s", c.JobRevivalTimeout)
 	case c.MaxJobsPerHeartbeat < 0:
 		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
 	case c.DefaultMaxFailedJobCount < 0:

@@ -32,4 +32,9 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 			t.Errorf("StatePersistPeriod = %s: Validate() = %v, want ErrConfig naming StatePersistPeriod", v, err)
 		}
 	}
+	c := DefaultConfig()
+	c.JobRevivalTimeout = -time.Second
+	if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "JobRevivalTimeout") {
+		t.Errorf("JobRevivalTimeout = -1s: Validate() = %v, want ErrConfig naming JobRevivalTimeout", err)
+	}
 }

@@ -54,16 +54,24 @@ type Ledger struct {
 	// pre is the preemption state (settings, jobs being interrupted,
 	// backoff, rate limit).
 	pre preemptState
+	// revivalUntil is when a restarted scheduler stops holding the
+	// operations it revived (zero: it holds none); held are the
+	// operations it holds (see adopt.go).
+	revivalUntil time.Time
+	held         map[scheduler.OperationID]struct{}
 }
 
-func newLedger(tree string, cfg *Config) *Ledger {
+// newLedger makes a tree's ledger; revivalUntil is when a restarted
+// scheduler stops holding its revived operations (zero: it holds none).
+func newLedger(tree string, cfg *Config, revivalUntil time.Time) *Ledger {
 	return &Ledger{
-		tree:  tree,
-		now:   cfg.Now,
-		p:     placement.New(),
-		ops:   map[scheduler.OperationID]*ledgerOp{},
-		nodes: map[scheduler.NodeID]scheduler.Node{},
-		pre:   newPreemptState(cfg),
+		tree:         tree,
+		now:          cfg.Now,
+		p:            placement.New(),
+		ops:          map[scheduler.OperationID]*ledgerOp{},
+		nodes:        map[scheduler.NodeID]scheduler.Node{},
+		pre:          newPreemptState(cfg),
+		revivalUntil: revivalUntil,
 	}
 }
 
@@ -91,6 +99,12 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 		return err
 	}
 	lop := &ledgerOp{spec: pbSpec, pid: pid}
+	if spec.Held {
+		if l.held == nil {
+			l.held = map[scheduler.OperationID]struct{}{}
+		}
+		l.held[spec.ID] = struct{}{}
+	}
 	if v, ok := spec.Claims.(claimView); ok {
 		lop.claims = &v
 		// Jobs other trees claimed before this tree ran the operation
@@ -116,6 +130,7 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 		l.pre.graceful--
 	}
 	delete(l.ops, id)
+	delete(l.held, id)
 	l.pre.forgetOperation(id)
 	l.pre.forgetReservations(id)
 }
@@ -168,6 +183,7 @@ func (l *Ledger) forget(keys []placement.JobKey) {
 func (l *Ledger) passLocked(m *passRequest) *passResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.releaseHeldLocked(m.now)
 	l.releaseLocked(m.done)
 	res := &passResult{round: m.round, ledger: l, gone: make([]bool, len(m.check))}
 	for i, id := range m.check {
@@ -314,7 +330,7 @@ func (l *Ledger) setResult(res *scheduler.Result) time.Duration {
 	start := l.now()
 	l.p.SetTotal(res.Total)
 	l.p.ApplyFairShares(&l.fair)
-	l.pre.starving = starving
+	l.pre.starving = l.notHeld(starving)
 	// Published under the mutex: a scheduling pass reads the latest
 	// Result while it holds the mutex, and the one it reads is recycled
 	// only by a later publish (see results.go).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -20,7 +21,7 @@ import (
 // placement's operations.
 func TestLedgerUpdatesBesideSchedulingPasses(t *testing.T) {
 	cfg := DefaultConfig()
-	l := newLedger("t", &cfg)
+	l := newLedger("t", &cfg, time.Time{})
 	if err := l.setTree(scheduler.DefaultTreeConfig(), []scheduler.PoolConfig{{Name: "a"}, {Name: "b"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,9 @@ type nodeActor struct {
 	live   *nodeLiveness
 	dir    func() *treeDirectory
 	onLost func(id string)
+	// revivalUntil is the end of a restarted scheduler's
+	// JobRevivalTimeout (zero: it revived nothing unfinished).
+	revivalUntil time.Time
 
 	// tree is the node's tree, nil while it belongs to none; dirSeen is the
 	// directory it was resolved from.
@@ -87,10 +90,10 @@ type nodeActor struct {
 	}
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, dir func() *treeDirectory, onLost func(string)) actor.Producer {
+func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, dir func() *treeDirectory, onLost func(string), revivalUntil time.Time) actor.Producer {
 	return func() actor.Actor {
 		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
-			period: durationpb.New(cfg.HeartbeatPeriod)}
+			period: durationpb.New(cfg.HeartbeatPeriod), revivalUntil: revivalUntil}
 	}
 }
 
@@ -221,11 +224,14 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	left, done, check, jobs := n.buf.left[:0], req.done[:0], req.check[:0], req.jobs[:0]
 	checkIDs := n.buf.checkIDs[:0]
 	for _, f := range hb.GetFinishedJobs() {
-		resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 		j, ok := n.jobs[f.GetJobId()]
 		if !ok {
+			if n.unknownFinished(ctx, f, now) {
+				resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
+			}
 			continue
 		}
+		resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 		delete(n.jobs, f.GetJobId())
 		reason := f.GetError()
 		if j.abortReason != "" && reason == "" {
@@ -237,12 +243,13 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		}
 		left = append(left, leftJob{id: f.GetJobId(), job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted})
 	}
-	// Running jobs: unknown ones are aborted, known ones marked seen.
+	// Running jobs: known ones are marked seen, unknown ones adopted or
+	// aborted (see adopt.go).
 	for _, r := range hb.GetRunningJobs() {
 		if j, ok := n.jobs[r.GetJobId()]; ok {
 			j.seen = seq
-		} else {
-			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: r.GetJobId(), Reason: "unknown to the scheduler"})
+		} else if reason := n.unknownRunning(ctx, r.GetJobId(), seq, now); reason != "" {
+			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: r.GetJobId(), Reason: reason})
 		}
 	}
 	// Jobs we believe running that the node no longer reports vanished;

@@ -122,8 +122,11 @@ func (o *operationActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (o *operationActor) terminal() bool {
-	switch o.state {
+func (o *operationActor) terminal() bool { return terminalState(o.state) }
+
+// terminalState reports whether an operation in state s has finished.
+func terminalState(s pb.OperationState) bool {
+	switch s {
 	case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
 		return true
 	}

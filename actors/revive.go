@@ -25,10 +25,9 @@ func (r *rootActor) reviveAll(ctx actor.Context) {
 		return strings.Compare(a.GetId(), b.GetId())
 	})
 	for _, st := range r.revive {
-		switch st.GetState() {
-		case pb.OperationState_OPERATION_STATE_COMPLETED, pb.OperationState_OPERATION_STATE_FAILED, pb.OperationState_OPERATION_STATE_ABORTED:
+		if terminalState(st.GetState()) {
 			r.ops[st.GetId()] = &rootOp{status: st}
-		default:
+		} else {
 			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
 		}
 	}

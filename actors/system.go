@@ -40,6 +40,9 @@ type System struct {
 	writers   []*stateWriter
 	stop      chan struct{}
 	done      chan struct{}
+	// revivalUntil is when the revived operations start jobs again (zero
+	// when none was revived unfinished; see Config.JobRevivalTimeout).
+	revivalUntil time.Time
 }
 
 // checkTrees validates a set of trees and its default tree.
@@ -79,6 +82,10 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		return nil, err
 	}
 	s := &System{cfg: cfg, deps: deps, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if cfg.JobRevivalTimeout > 0 && slices.ContainsFunc(revived, func(st *pb.OperationStatus) bool { return !terminalState(st.GetState()) }) {
+		s.revivalUntil = cfg.Now().Add(cfg.JobRevivalTimeout)
+		cfg.Logger.Info("revived operations wait for the nodes to report their jobs", "until", s.revivalUntil)
+	}
 	c := &s.cfg
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return c.Logger.With("component", "protoactor")
@@ -100,7 +107,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove), s.guard, lockFree, workers)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
 	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
@@ -133,7 +140,7 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 
 // spawnTree starts a tree's actor and placer around a new ledger.
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
-	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg)}
+	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg, s.revivalUntil)}
 	ref.setSpec(spec)
 	s.writersMu.Lock()
 	// (Writers of removed trees that finished are dropped; one that has

@@ -304,6 +304,9 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 func (t *treeActor) run(op *treeOp) error {
 	place := op.msg.place
 	place.Pool, place.ResourceLimits, place.Weight = op.pool, op.limits, 1
+	// A revived operation starts no job until the nodes had the time to
+	// report the jobs they still run for it (see adopt.go).
+	place.Held = op.msg.revived && t.ledger.holding(t.cfg.Now())
 	if op.weight != nil {
 		place.Weight = *op.weight
 	}

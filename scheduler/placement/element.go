@@ -70,10 +70,11 @@ func (e *element) room() vec {
 }
 
 // candidate reports whether the element belongs in its parent's heap: it
-// has something pending that its own limits do not block.
+// has something pending that its own limits do not block (and, for an
+// operation, that is not held).
 func (e *element) candidate() bool {
 	if e.op != nil {
-		if e.op.removed || len(e.op.active) == 0 {
+		if e.op.removed || e.op.held || len(e.op.active) == 0 {
 			return false
 		}
 	} else if len(e.heap) == 0 {

@@ -18,6 +18,8 @@ type operation struct {
 	oldest, newest *runningJob
 	// removed is set by RemoveOperation.
 	removed bool
+	// held: its pending jobs do not start (OperationSpec.Held).
+	held bool
 	// claims arbitrates jobs with other trees (nil: none).
 	claims JobClaims
 }

@@ -32,7 +32,7 @@ func (p *Placement) AddOperation(spec OperationSpec) error {
 	if err != nil {
 		return err
 	}
-	op := &operation{pool: spec.Pool, tasks: make([]task, len(spec.Tasks)), running: map[jobID]*runningJob{}, claims: spec.Claims}
+	op := &operation{pool: spec.Pool, tasks: make([]task, len(spec.Tasks)), running: map[jobID]*runningJob{}, claims: spec.Claims, held: spec.Held}
 	var pending vec
 	pendingJobs := 0
 	for i, ts := range spec.Tasks {

@@ -23,9 +23,11 @@ type modelOp struct {
 	// relimited: limits were changed at run time, so running jobs may
 	// exceed them (no new job may start beyond them: checkSchedule).
 	relimited bool
-	spec      OperationSpec
-	running   map[jobID]scheduler.NodeID
-	done      map[jobID]bool
+	// held: added held and not released yet (OperationSpec.Held).
+	held    bool
+	spec    OperationSpec
+	running map[jobID]scheduler.NodeID
+	done    map[jobID]bool
 }
 
 func (m *model) pending(o *modelOp, ti int) int {
@@ -139,7 +141,8 @@ func genOp(t *rapid.T, m *model, n int) OperationSpec {
 		pool = m.pools[rapid.IntRange(0, len(m.pools)-1).Draw(t, "opPool")].Name
 	}
 	spec := OperationSpec{ID: id, Pool: pool, Order: uint64(rapid.IntRange(0, 5).Draw(t, "order")),
-		ResourceLimits: genLimits(t, "opLimits"), Weight: float64(rapid.IntRange(0, 3).Draw(t, "weight"))}
+		ResourceLimits: genLimits(t, "opLimits"), Weight: float64(rapid.IntRange(0, 3).Draw(t, "weight")),
+		Held: rapid.IntRange(0, 3).Draw(t, "held") == 0}
 	for i := range rapid.IntRange(1, 3).Draw(t, "tasks") {
 		spec.Tasks = append(spec.Tasks, TaskSpec{Name: fmt.Sprint(i), JobCount: rapid.IntRange(1, 5).Draw(t, "jobs"), JobResources: genJob(t, "job")})
 	}
@@ -169,7 +172,7 @@ func TestPlacementProperties(t *testing.T) {
 			if err := p.AddOperation(spec); err != nil {
 				t.Fatalf("add %+v: %v", spec, err)
 			}
-			m.ops[spec.ID] = &modelOp{spec: spec, running: map[jobID]scheduler.NodeID{}, done: map[jobID]bool{}}
+			m.ops[spec.ID] = &modelOp{spec: spec, held: spec.Held, running: map[jobID]scheduler.NodeID{}, done: map[jobID]bool{}}
 			m.opOrder = append(m.opOrder, spec.ID)
 		}
 		for range rapid.IntRange(0, 6).Draw(t, "initialOps") {
@@ -186,7 +189,7 @@ func TestPlacementProperties(t *testing.T) {
 		}
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for step := range steps {
-			switch action := rapid.IntRange(0, 10).Draw(t, "action"); action {
+			switch action := rapid.IntRange(0, 11).Draw(t, "action"); action {
 			case 0, 1, 2, 3:
 				node := scheduler.NodeID(fmt.Sprintf("n%d", rapid.IntRange(0, 2).Draw(t, "node")))
 				free := res(float64(rapid.IntRange(0, 6).Draw(t, "freeSlots")),
@@ -330,6 +333,25 @@ func TestPlacementProperties(t *testing.T) {
 				if err := p.MoveOperation(o.spec.ID, "no-such-pool"); err == nil {
 					t.Fatal("MoveOperation to an unknown pool succeeded")
 				}
+			case 11:
+				// Release a held operation (or try one that is not held).
+				ids := liveOps()
+				if len(ids) == 0 {
+					if p.Release("nope") {
+						t.Fatal("Release of an unknown operation returned true")
+					}
+					continue
+				}
+				o := m.ops[ids[rapid.IntRange(0, len(ids)-1).Draw(t, "releaseOp")]]
+				if o.held {
+					if a, ok := p.StartNextWithin(o.spec.ID, "n0", res(100, 100, 1000)); ok {
+						t.Fatalf("StartNextWithin started %v of held operation %s", a.Job, o.spec.ID)
+					}
+				}
+				if got := p.Release(o.spec.ID); got != o.held {
+					t.Fatalf("Release(%s) = %v, want %v", o.spec.ID, got, o.held)
+				}
+				o.held = false
 			}
 			checkState(t, p, m)
 		}
@@ -355,6 +377,9 @@ func checkSchedule(t *rapid.T, m *model, free scheduler.Resources, maxJobs int, 
 		if o == nil {
 			t.Fatalf("job %v of an unknown operation", a.Job)
 		}
+		if o.held {
+			t.Fatalf("job %v of held operation %s started", a.Job, o.spec.ID)
+		}
 		j := jobID{a.Job.Task, a.Job.Index}
 		if o.running[j] != "" || o.done[j] {
 			t.Fatalf("job %v is already running or done", a.Job)
@@ -377,6 +402,9 @@ func checkSchedule(t *rapid.T, m *model, free scheduler.Resources, maxJobs int, 
 		return
 	}
 	for _, o := range m.ops {
+		if o.held {
+			continue
+		}
 		for ti, ts := range o.spec.Tasks {
 			if m.pending(o, ti)-startedPerTask[JobKey{Operation: o.spec.ID, Task: ti}] <= 0 {
 				continue
@@ -401,6 +429,9 @@ func checkState(t *rapid.T, p *Placement, m *model) {
 		e := p.ops[o.spec.ID]
 		if e == nil {
 			t.Fatalf("operation %s missing", o.spec.ID)
+		}
+		if p.Held(o.spec.ID) != o.held {
+			t.Fatalf("Held(%s) = %v, want %v", o.spec.ID, !o.held, o.held)
 		}
 		var pend vec
 		jobs := 0
@@ -557,6 +588,9 @@ func bruteForceNext(p *Placement, free vec) *JobKey {
 		for _, c := range kids {
 			cf := free.min(c.limit.sub(c.usage))
 			if c.op != nil {
+				if c.op.held {
+					continue
+				}
 				for ti := range c.op.tasks {
 					t := &c.op.tasks[ti]
 					if t.pending > 0 && cf.fits(t.res) {

@@ -47,6 +47,12 @@ type OperationSpec struct {
 	// job starts only after Claims grants it. Nil: every job is this
 	// Placement's.
 	Claims JobClaims
+	// Held keeps the operation's pending jobs from starting (Schedule and
+	// StartNextWithin pass it by) until Release; Adopt, JobFinished and
+	// Forget work as for any operation. A scheduler that restarted holds
+	// the operations it revived until the nodes have reported the jobs
+	// they still run, so that none of those is started twice.
+	Held bool
 }
 
 // JobKey names one job: the operation, the task's index in

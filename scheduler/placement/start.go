@@ -9,12 +9,12 @@ import "github.com/sharetree/sharetree/scheduler"
 // decides. The operation and its ancestors stay within their
 // ResourceLimits: the job is the first of the operation's tasks with
 // pending jobs that fits both free and what the limits leave. It returns
-// false, changing nothing, for an unknown operation, one with nothing
-// pending, or one whose limits and free resources leave room for none of
-// its pending jobs. O(depth·log n + tasks).
+// false, changing nothing, for an unknown operation, a held one, one with
+// nothing pending, or one whose limits and free resources leave room for
+// none of its pending jobs. O(depth·log n + tasks).
 func (p *Placement) StartNextWithin(id scheduler.OperationID, node scheduler.NodeID, free scheduler.Resources) (Assignment, bool) {
 	e := p.ops[id]
-	if e == nil || len(e.op.active) == 0 {
+	if e == nil || e.op.held || len(e.op.active) == 0 {
 		return Assignment{}, false
 	}
 	room := floorVec(free)

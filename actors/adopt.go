@@ -1,0 +1,194 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+// A scheduler that restarts knows its operations (revived from the store)
+// but not their jobs: the nodes do. Each node actor adopts the jobs its
+// node reports that it did not start: a running job becomes the
+// operation's running job on that node, and a job that completed while
+// no scheduler listened counts as completed. Until Config.JobRevivalTimeout
+// has passed, the revived operations start no new jobs (the ledger holds
+// them), so that a job whose node has not reported yet is not started a
+// second time elsewhere; reported jobs whose operation is not scheduled
+// yet are left running and reported again.
+
+// adoptOutcome is what became of a job a node reported that its node
+// actor did not start.
+type adoptOutcome int
+
+const (
+	// adoptNotScheduled: the job's operation is not scheduled in this tree
+	// (finished, unknown, or not admitted yet).
+	adoptNotScheduled adoptOutcome = iota
+	// adoptTaken: the operation runs, but the job is not pending: it runs
+	// elsewhere, is done, or is out of the operation's range.
+	adoptTaken
+	// adoptDone: the job is the operation's now.
+	adoptDone
+)
+
+// adoptedJob is a job the ledger adopted.
+type adoptedJob struct {
+	res    scheduler.Resources
+	op     *actor.PID
+	claims *claimView
+}
+
+// adopt makes a job the node reports, and that no pass of this scheduler
+// started, the operation's job on node: running, or with completed done
+// for good (it completed while no scheduler listened). The operation's
+// other trees forget it. It changes nothing unless the outcome is
+// adoptDone.
+func (l *Ledger) adopt(ref jobRef, node scheduler.NodeID, completed bool) (adoptedJob, adoptOutcome) {
+	a, out := l.adoptLocked(ref, node, completed)
+	if out == adoptDone && a.claims != nil {
+		a.claims.forgetElsewhere([]placement.JobKey{ref.key})
+	}
+	return a, out
+}
+
+func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) (adoptedJob, adoptOutcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	op := l.ops[ref.key.Operation]
+	if op == nil {
+		return adoptedJob{}, adoptNotScheduled
+	}
+	if !l.p.Adopt(ref.key, node) {
+		return adoptedJob{}, adoptTaken
+	}
+	rj, _ := l.p.Job(ref.key)
+	a := adoptedJob{res: rj.Resources, op: op.pid, claims: op.claims}
+	if completed {
+		l.p.JobFinished(ref.key, false)
+		return a, adoptDone
+	}
+	// The running job's id carries its attempt (runningJobRefs, and a
+	// retry's attempt after it).
+	if ref.attempt != 0 || op.attempts[ref.key] != 0 {
+		if op.attempts == nil {
+			op.attempts = map[placement.JobKey]int{}
+		}
+		op.attempts[ref.key] = ref.attempt
+	}
+	return a, adoptDone
+}
+
+// holding reports whether operations revived now are held: the restarted
+// scheduler's JobRevivalTimeout has not passed.
+func (l *Ledger) holding(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.Before(l.revivalUntil)
+}
+
+// releaseHeldLocked lets the held operations start jobs once the revival
+// window is over.
+func (l *Ledger) releaseHeldLocked(now time.Time) {
+	if l.revivalUntil.IsZero() || now.Before(l.revivalUntil) {
+		return
+	}
+	l.revivalUntil = time.Time{}
+	ids := make([]scheduler.OperationID, 0, len(l.held))
+	for id := range l.held {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		l.p.Release(id)
+	}
+	l.held = nil
+}
+
+// notHeld drops the held operations from a list of starving ones:
+// preemption does not make room for jobs that may not start yet.
+func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
+	if len(l.held) == 0 {
+		return ids
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id scheduler.OperationID) bool {
+		_, held := l.held[id]
+		return held
+	})
+}
+
+// reviving reports whether the restarted scheduler still waits for the
+// nodes to report their jobs.
+func (n *nodeActor) reviving(now time.Time) bool { return now.Before(n.revivalUntil) }
+
+// unknownRunning handles a running job the node reports that the node
+// actor did not start: adopted when its operation runs in the node's tree
+// and the job is pending there, left running while the scheduler revives
+// its operations, else aborted. It returns the abort reason, "" for none.
+func (n *nodeActor) unknownRunning(ctx actor.Context, id string, seq uint64, now time.Time) string {
+	ref, ok := parseJobRef(id)
+	if !ok {
+		return "unknown to the scheduler: not a job id it makes"
+	}
+	if n.tree == nil {
+		if n.reviving(now) {
+			return ""
+		}
+		return "unknown to the scheduler: the node is in no pool tree"
+	}
+	a, out := n.tree.ledger.adopt(ref, scheduler.NodeID(n.id), false)
+	switch out {
+	case adoptDone:
+		n.jobs[id] = &nodeJob{ref: ref, res: a.res, op: a.op, ledger: n.tree.ledger, sentAt: seq, seen: seq}
+		ctx.Send(a.op, &jobStarted{ref: ref, node: n.id})
+		n.publishJob(n.tree.name, id, ref, pb.JobState_JOB_STATE_RUNNING, 0, "adopted: the node runs it", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
+		n.cfg.Logger.Debug("job adopted", "node", n.id, "job", id)
+		return ""
+	case adoptNotScheduled:
+		if n.reviving(now) {
+			return ""
+		}
+		return fmt.Sprintf("unknown to the scheduler: operation %s is not running in tree %s", ref.key.Operation, n.tree.name)
+	default:
+		return fmt.Sprintf("unknown to the scheduler: job %s of operation %s runs elsewhere or is done", ref, ref.key.Operation)
+	}
+}
+
+// unknownFinished handles a finished job the node reports that the node
+// actor did not start: one that completed (and was not interrupted) while
+// its operation's job was pending, as after a restart when it completed
+// while no scheduler listened, counts as the operation's completed job. A
+// failed or aborted one is only acknowledged: the job runs again. It
+// reports whether to acknowledge the job: not while the scheduler revives
+// its operations and the job's is not scheduled yet (the node reports it
+// again).
+func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now time.Time) bool {
+	ref, ok := parseJobRef(f.GetJobId())
+	if !ok {
+		return true
+	}
+	if n.tree == nil {
+		return !n.reviving(now)
+	}
+	if f.GetState() != pb.JobState_JOB_STATE_COMPLETED || f.GetInterrupted() {
+		return true
+	}
+	a, out := n.tree.ledger.adopt(ref, scheduler.NodeID(n.id), true)
+	switch out {
+	case adoptDone:
+		ctx.Send(a.op, &jobStarted{ref: ref, node: n.id})
+		ctx.Send(a.op, &jobFinished{ref: ref, node: n.id, state: pb.JobState_JOB_STATE_COMPLETED, exitCode: f.GetExitCode()})
+		n.publishJob(n.tree.name, f.GetJobId(), ref, pb.JobState_JOB_STATE_COMPLETED, f.GetExitCode(), "adopted: the node reports it completed", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
+		n.cfg.Logger.Debug("completed job adopted", "node", n.id, "job", f.GetJobId())
+		return true
+	case adoptNotScheduled:
+		return !n.reviving(now)
+	default:
+		return true
+	}
+}
