@@ -61,7 +61,7 @@ var servingLine = regexp.MustCompile(`msg=serving nats_url=(\S+) .*epoch=(\d+)`)
 func startChildScheduler(t *testing.T, dataDir string, port int, treesFile string) *childScheduler {
 	t.Helper()
 	args, err := json.Marshal([]string{"server", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--http-addr", "",
-		"--pools", treesFile, "--heartbeat-period", "50ms", "--log-level", "info"})
+		"--pools", treesFile, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +258,11 @@ func TestAcknowledgedOperationsSurviveAKill(t *testing.T) {
 		if c := listed[id].GetJobs(); c.GetCompleted() != 2 || c.GetFailed() != 0 {
 			t.Errorf("operation %s jobs %v, want 2 completed and none failed", id, c)
 		}
+	}
+	// The jobs the agent ran through the restart were adopted, not
+	// aborted as unknown.
+	if got := agent.Stats().JobsAborted; got != 0 {
+		t.Errorf("the agent aborted %d jobs; want every job it ran through the restart adopted", got)
 	}
 	if got := agent.Stats().LeaderEpoch; got != second.epoch {
 		t.Errorf("agent's leader epoch = %d, want the restarted scheduler's %d", got, second.epoch)

@@ -150,6 +150,7 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--heartbeat-period", "0s"},
 		{"server", "--state-persist-period", "0s"},
 		{"server", "--state-persist-period", "-1m"},
+		{"server", "--job-revival-timeout", "-1s"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},
 	} {
