@@ -40,6 +40,13 @@ type Config struct {
 	// done. Only a scheduler that revived unfinished operations waits.
 	// Default 10s.
 	JobRevivalTimeout time.Duration
+	// ProgressPersistPeriod is how often, at most, an operation whose jobs
+	// complete writes its completed jobs to the store (a state change
+	// writes them at once). A scheduler that restarts runs none of the
+	// stored ones again; of the jobs that completed after the last write,
+	// those whose nodes have not been acknowledged their end yet are
+	// learned from the nodes, the others run again. Default 5s.
+	ProgressPersistPeriod time.Duration
 	// MaxJobsPerHeartbeat caps the jobs started on one node per heartbeat;
 	// 0 is no cap. Default 0.
 	MaxJobsPerHeartbeat int
@@ -82,6 +89,7 @@ func DefaultConfig() Config {
 		NodeOfflineTimeout:       60 * time.Second,
 		NodeLostTimeout:          5 * time.Minute,
 		JobRevivalTimeout:        10 * time.Second,
+		ProgressPersistPeriod:    5 * time.Second,
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
@@ -109,6 +117,8 @@ func (c *Config) Validate() error {
 		return bad("NodeLostTimeout", "%s must not be below NodeOfflineTimeout %s", c.NodeLostTimeout, c.NodeOfflineTimeout)
 	case c.JobRevivalTimeout < 0:
 		return bad("JobRevivalTimeout", "must be >= 0, got %s", c.JobRevivalTimeout)
+	case c.ProgressPersistPeriod <= 0:
+		return bad("ProgressPersistPeriod", "must be positive, got %s", c.ProgressPersistPeriod)
 	case c.MaxJobsPerHeartbeat < 0:
 		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
 	case c.DefaultMaxFailedJobCount < 0:

@@ -91,12 +91,16 @@ func (l *Ledger) setTree(cfg scheduler.TreeConfig, pools []scheduler.PoolConfig)
 	return nil
 }
 
-// addOperation starts scheduling an operation's jobs.
-func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.OperationSpec, pid *actor.PID) error {
+// addOperation starts scheduling an operation's jobs, but for those in
+// done (completed before a restart).
+func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.OperationSpec, pid *actor.PID, done []placement.JobKey) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.p.AddOperation(spec); err != nil {
 		return err
+	}
+	for _, k := range done {
+		l.p.Forget(k)
 	}
 	lop := &ledgerOp{spec: pbSpec, pid: pid}
 	if spec.Held {

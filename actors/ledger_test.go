@@ -32,7 +32,7 @@ func TestLedgerUpdatesBesideSchedulingPasses(t *testing.T) {
 		ids = append(ids, id)
 		spec := placement.OperationSpec{ID: scheduler.OperationID(id), Pool: scheduler.PoolID([]string{"a", "b"}[i%2]), Order: uint64(i), Weight: 1,
 			Tasks: []placement.TaskSpec{{Name: "t", JobCount: 100, JobResources: job}}}
-		if err := l.addOperation(spec, &pb.OperationSpec{Tasks: []*pb.TaskSpec{{Name: "t"}}}, nil); err != nil {
+		if err := l.addOperation(spec, &pb.OperationSpec{Tasks: []*pb.TaskSpec{{Name: "t"}}}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -80,6 +80,9 @@ type admitOperation struct {
 	// revived: the operation was acknowledged before the scheduler
 	// restarted; max_operation_count does not refuse it.
 	revived bool
+	// done are the jobs a revived operation completed before the restart:
+	// none of them runs again.
+	done []placement.JobKey
 }
 
 // admitResult answers admitOperation.
@@ -139,6 +142,10 @@ type statusUpdate struct {
 	// final: the operation is over; the root stops its actor.
 	final bool
 }
+
+// progressTick asks an operation actor to store its completed jobs (see
+// Config.ProgressPersistPeriod).
+type progressTick struct{}
 
 // persisted reports a store write's outcome to the actor that asked.
 type persisted struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	timer "github.com/asynkron/protoactor-go/scheduler"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sharetree/sharetree/internal/wire"
@@ -78,12 +79,29 @@ type operationActor struct {
 	// updates wait for it.
 	updating bool
 	queued   []*UpdateOperation
+	// progress are the jobs that completed for good; progressUnsaved is
+	// set when the last write does not have them all, and stopProgress
+	// cancels the pending progressTick (nil: none).
+	progress        jobProgress
+	progressUnsaved bool
+	stopProgress    func()
 }
 
-func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time) actor.Producer {
+// newOperationActor makes an operation's actor; revived is its stored
+// status when it is revived after a restart (nil for a new one), and
+// progress the completed jobs stored with it.
+func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time,
+	revived *pb.OperationStatus, progress jobProgress) actor.Producer {
 	return func() actor.Actor {
 		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, spec: spec, trees: trees, submit: submit,
-			state: pb.OperationState_OPERATION_STATE_PENDING}
+			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count}
+		if revived != nil {
+			j := revived.GetJobs()
+			a.failed, a.aborted, a.interrupted = j.GetFailed(), j.GetAborted(), j.GetInterrupted()
+			if revived.GetStartTime() != nil {
+				a.started = revived.GetStartTime().AsTime()
+			}
+		}
 		for _, t := range spec.GetTasks() {
 			a.total += int64(t.GetJobCount())
 		}
@@ -119,6 +137,11 @@ func (o *operationActor) Receive(ctx actor.Context) {
 		o.onUpdate(ctx, m)
 	case *persisted:
 		o.onPersisted(ctx, m)
+	case progressTick:
+		o.stopProgress = nil
+		if o.progressUnsaved && !o.terminal() {
+			o.persist(ctx)
+		}
 	}
 }
 
@@ -156,6 +179,10 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	}
 	o.publishState(pb.OperationState_OPERATION_STATE_UNSPECIFIED, o.pendingText())
 	o.persist(ctx)
+	if o.total > 0 && o.completed >= o.total && o.state == pb.OperationState_OPERATION_STATE_RUNNING {
+		// Revived with every job completed before the restart.
+		o.finish(ctx, pb.OperationState_OPERATION_STATE_COMPLETED, nil, "every job completed")
+	}
 }
 
 func (o *operationActor) pendingText() string {
@@ -185,7 +212,13 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 	case m.interrupted && m.state == pb.JobState_JOB_STATE_COMPLETED:
 		o.interrupted++
 	case m.state == pb.JobState_JOB_STATE_COMPLETED:
+		if !o.progress.mark(o.spec, m.ref.key.Task, m.ref.key.Index) {
+			// Completed twice (a copy the scheduler had given up on):
+			// counted once.
+			break
+		}
 		o.completed++
+		o.progressChanged(ctx)
 	case m.state == pb.JobState_JOB_STATE_FAILED:
 		if m.lost {
 			o.lost++
@@ -279,7 +312,22 @@ func (o *operationActor) retire(ctx actor.Context) {
 		return
 	}
 	o.retired = true
+	if o.stopProgress != nil {
+		o.stopProgress()
+		o.stopProgress = nil
+	}
 	ctx.Send(o.root, &statusUpdate{status: o.status(), final: true})
+}
+
+// progressChanged notes a newly completed job: the completed jobs are
+// written with the next write, at the latest ProgressPersistPeriod from
+// now.
+func (o *operationActor) progressChanged(ctx actor.Context) {
+	o.progressUnsaved = true
+	if o.stopProgress != nil || o.terminal() {
+		return
+	}
+	o.stopProgress = timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(o.cfg.ProgressPersistPeriod, ctx.Self(), progressTick{})
 }
 
 // persist writes the status in a goroutine; one write at a time, the latest
@@ -293,7 +341,7 @@ func (o *operationActor) persist(ctx actor.Context) {
 		o.dirty = true
 		return
 	}
-	o.persisting, o.dirty = true, false
+	o.persisting, o.dirty, o.progressUnsaved = true, false, false
 	o.writeAcks, o.waitAcks = append(o.writeAcks, o.waitAcks...), nil
 	st := o.status()
 	self, root, store, timeout := ctx.Self(), ctx.ActorSystem().Root, o.deps.Store, o.cfg.RequestTimeout
@@ -373,6 +421,7 @@ func (o *operationActor) status() *pb.OperationStatus {
 	if o.terminal() {
 		st.Jobs.Pending = 0
 	}
+	st.CompletedJobs = o.progress.ranges()
 	if !o.started.IsZero() {
 		st.StartTime = timestamppb.New(o.started)
 	}

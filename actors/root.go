@@ -190,6 +190,15 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	if id == "" {
 		id = fmt.Sprintf("op-%d-%d", r.deps.Epoch, r.seq)
 	}
+	var progress jobProgress
+	if revived != nil {
+		p, err := storedProgress(spec, revived)
+		if err != nil {
+			r.cfg.Logger.Warn("stored completed jobs not trusted: they run again", "operation", id, "err", err)
+		}
+		progress = p
+	}
+	done := progress.keys(scheduler.OperationID(id))
 	var trees []*opTree
 	var admits []*admitOperation
 	for i, name := range spec.GetPoolTrees() {
@@ -203,7 +212,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 			fail(perr)
 			return
 		}
-		a.revived = revived != nil
+		a.revived, a.done = revived != nil, done
 		trees = append(trees, &opTree{name: name, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
 		admits = append(admits, a)
 	}
@@ -218,7 +227,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", off.Tree, "err", perr.GetMessage())
 			continue
 		}
-		a.offload, a.revived = true, revived != nil
+		a.offload, a.revived, a.done = true, revived != nil, done
 		trees = append(trees, &opTree{name: off.Tree, pool: a.pool, pid: tr.pid, ledger: tr.ledger})
 		admits = append(admits, a)
 		caps = append(caps, offloadCap(spec, off.Share))
@@ -241,7 +250,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	if revived != nil && revived.GetSubmitTime() != nil {
 		submitTime = revived.GetSubmitTime().AsTime()
 	}
-	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime), inline)
+	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime, revived, progress), inline)
 	pid, err := ctx.SpawnNamed(props, "op:"+id)
 	if err != nil {
 		fail(pbErr(pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, "", "operation %s: %v", id, err))

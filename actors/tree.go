@@ -310,7 +310,7 @@ func (t *treeActor) run(op *treeOp) error {
 	if op.weight != nil {
 		place.Weight = *op.weight
 	}
-	if err := t.ledger.addOperation(place, op.msg.spec, op.msg.op); err != nil {
+	if err := t.ledger.addOperation(place, op.msg.spec, op.msg.op, op.msg.done); err != nil {
 		return err
 	}
 	op.running = true

@@ -151,6 +151,7 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--state-persist-period", "0s"},
 		{"server", "--state-persist-period", "-1m"},
 		{"server", "--job-revival-timeout", "-1s"},
+		{"server", "--progress-persist-period", "0s"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},
 	} {

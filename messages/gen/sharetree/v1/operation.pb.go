@@ -908,9 +908,13 @@ type OperationStatus struct {
 	Jobs       *JobCounters           `protobuf:"bytes,7,opt,name=jobs,proto3" json:"jobs,omitempty"`
 	Trees      []*TreeRuntime         `protobuf:"bytes,8,rep,name=trees,proto3" json:"trees,omitempty"`
 	// error is why the operation failed or was aborted.
-	Error         *Error     `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	Usage         *Resources `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
-	Demand        *Resources `protobuf:"bytes,11,opt,name=demand,proto3" json:"demand,omitempty"`
+	Error  *Error     `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Usage  *Resources `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	Demand *Resources `protobuf:"bytes,11,opt,name=demand,proto3" json:"demand,omitempty"`
+	// completed_jobs are the jobs that completed for good, as runs of
+	// indices per task, sorted by task then first index. They are stored
+	// with the status, so that a restarted scheduler runs none of them again.
+	CompletedJobs []*JobRange `protobuf:"bytes,12,rep,name=completed_jobs,json=completedJobs,proto3" json:"completed_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1022,6 +1026,75 @@ func (x *OperationStatus) GetDemand() *Resources {
 	return nil
 }
 
+func (x *OperationStatus) GetCompletedJobs() []*JobRange {
+	if x != nil {
+		return x.CompletedJobs
+	}
+	return nil
+}
+
+// JobRange is a run of jobs of one task: indices first to first + count - 1.
+type JobRange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task's index in the spec's tasks.
+	Task          int32 `protobuf:"varint,1,opt,name=task,proto3" json:"task,omitempty"`
+	First         int32 `protobuf:"varint,2,opt,name=first,proto3" json:"first,omitempty"`
+	Count         int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobRange) Reset() {
+	*x = JobRange{}
+	mi := &file_sharetree_v1_operation_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobRange) ProtoMessage() {}
+
+func (x *JobRange) ProtoReflect() protoreflect.Message {
+	mi := &file_sharetree_v1_operation_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobRange.ProtoReflect.Descriptor instead.
+func (*JobRange) Descriptor() ([]byte, []int) {
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *JobRange) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *JobRange) GetFirst() int32 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *JobRange) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // StartOperationRequest submits an operation.
 type StartOperationRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1032,7 +1105,7 @@ type StartOperationRequest struct {
 
 func (x *StartOperationRequest) Reset() {
 	*x = StartOperationRequest{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[8]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1117,7 @@ func (x *StartOperationRequest) String() string {
 func (*StartOperationRequest) ProtoMessage() {}
 
 func (x *StartOperationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[8]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1130,7 @@ func (x *StartOperationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartOperationRequest.ProtoReflect.Descriptor instead.
 func (*StartOperationRequest) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{8}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StartOperationRequest) GetSpec() *OperationSpec {
@@ -1077,7 +1150,7 @@ type StartOperationResponse struct {
 
 func (x *StartOperationResponse) Reset() {
 	*x = StartOperationResponse{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[9]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1162,7 @@ func (x *StartOperationResponse) String() string {
 func (*StartOperationResponse) ProtoMessage() {}
 
 func (x *StartOperationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[9]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1175,7 @@ func (x *StartOperationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartOperationResponse.ProtoReflect.Descriptor instead.
 func (*StartOperationResponse) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{9}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartOperationResponse) GetOperationId() string {
@@ -1122,7 +1195,7 @@ type GetOperationRequest struct {
 
 func (x *GetOperationRequest) Reset() {
 	*x = GetOperationRequest{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[10]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1207,7 @@ func (x *GetOperationRequest) String() string {
 func (*GetOperationRequest) ProtoMessage() {}
 
 func (x *GetOperationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[10]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1220,7 @@ func (x *GetOperationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperationRequest.ProtoReflect.Descriptor instead.
 func (*GetOperationRequest) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{10}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetOperationRequest) GetOperationId() string {
@@ -1172,7 +1245,7 @@ type ListOperationsRequest struct {
 
 func (x *ListOperationsRequest) Reset() {
 	*x = ListOperationsRequest{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[11]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1257,7 @@ func (x *ListOperationsRequest) String() string {
 func (*ListOperationsRequest) ProtoMessage() {}
 
 func (x *ListOperationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[11]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1270,7 @@ func (x *ListOperationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperationsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperationsRequest) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{11}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListOperationsRequest) GetStates() []OperationState {
@@ -1231,7 +1304,7 @@ type ListOperationsResponse struct {
 
 func (x *ListOperationsResponse) Reset() {
 	*x = ListOperationsResponse{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[12]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1316,7 @@ func (x *ListOperationsResponse) String() string {
 func (*ListOperationsResponse) ProtoMessage() {}
 
 func (x *ListOperationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[12]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1329,7 @@ func (x *ListOperationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperationsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperationsResponse) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{12}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListOperationsResponse) GetOperations() []*OperationStatus {
@@ -1277,7 +1350,7 @@ type AbortOperationRequest struct {
 
 func (x *AbortOperationRequest) Reset() {
 	*x = AbortOperationRequest{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[13]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1362,7 @@ func (x *AbortOperationRequest) String() string {
 func (*AbortOperationRequest) ProtoMessage() {}
 
 func (x *AbortOperationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[13]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1375,7 @@ func (x *AbortOperationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOperationRequest.ProtoReflect.Descriptor instead.
 func (*AbortOperationRequest) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{13}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AbortOperationRequest) GetOperationId() string {
@@ -1329,7 +1402,7 @@ type AbortOperationResponse struct {
 
 func (x *AbortOperationResponse) Reset() {
 	*x = AbortOperationResponse{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[14]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1414,7 @@ func (x *AbortOperationResponse) String() string {
 func (*AbortOperationResponse) ProtoMessage() {}
 
 func (x *AbortOperationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[14]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1427,7 @@ func (x *AbortOperationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOperationResponse.ProtoReflect.Descriptor instead.
 func (*AbortOperationResponse) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{14}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AbortOperationResponse) GetStatus() *OperationStatus {
@@ -1388,7 +1461,7 @@ type UpdateOperationRequest struct {
 
 func (x *UpdateOperationRequest) Reset() {
 	*x = UpdateOperationRequest{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1473,7 @@ func (x *UpdateOperationRequest) String() string {
 func (*UpdateOperationRequest) ProtoMessage() {}
 
 func (x *UpdateOperationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[15]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1486,7 @@ func (x *UpdateOperationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOperationRequest.ProtoReflect.Descriptor instead.
 func (*UpdateOperationRequest) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{15}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateOperationRequest) GetOperationId() string {
@@ -1468,7 +1541,7 @@ type UpdateOperationResponse struct {
 
 func (x *UpdateOperationResponse) Reset() {
 	*x = UpdateOperationResponse{}
-	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1553,7 @@ func (x *UpdateOperationResponse) String() string {
 func (*UpdateOperationResponse) ProtoMessage() {}
 
 func (x *UpdateOperationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sharetree_v1_operation_proto_msgTypes[16]
+	mi := &file_sharetree_v1_operation_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1566,7 @@ func (x *UpdateOperationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOperationResponse.ProtoReflect.Descriptor instead.
 func (*UpdateOperationResponse) Descriptor() ([]byte, []int) {
-	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{16}
+	return file_sharetree_v1_operation_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateOperationResponse) GetStatus() *OperationStatus {
@@ -1573,7 +1646,7 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\fdemand_share\x18\x06 \x01(\x01R\vdemandShare\x12+\n" +
 	"\x11starvation_status\x18\a \x01(\tR\x10starvationStatus\x12B\n" +
 	"\x0epending_reason\x18\b \x01(\v2\x1b.sharetree.v1.PendingReasonR\rpendingReason\x12 \n" +
-	"\vlightweight\x18\t \x01(\bR\vlightweight\"\xa6\x04\n" +
+	"\vlightweight\x18\t \x01(\bR\vlightweight\"\xe5\x04\n" +
 	"\x0fOperationStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04spec\x18\x02 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\x122\n" +
@@ -1589,7 +1662,12 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\v2\x13.sharetree.v1.ErrorR\x05error\x12-\n" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x17.sharetree.v1.ResourcesR\x05usage\x12/\n" +
-	"\x06demand\x18\v \x01(\v2\x17.sharetree.v1.ResourcesR\x06demand\"H\n" +
+	"\x06demand\x18\v \x01(\v2\x17.sharetree.v1.ResourcesR\x06demand\x12=\n" +
+	"\x0ecompleted_jobs\x18\f \x03(\v2\x16.sharetree.v1.JobRangeR\rcompletedJobs\"J\n" +
+	"\bJobRange\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\x05R\x04task\x12\x14\n" +
+	"\x05first\x18\x02 \x01(\x05R\x05first\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\"H\n" +
 	"\x15StartOperationRequest\x12/\n" +
 	"\x04spec\x18\x01 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\";\n" +
 	"\x16StartOperationResponse\x12!\n" +
@@ -1655,7 +1733,7 @@ func file_sharetree_v1_operation_proto_rawDescGZIP() []byte {
 }
 
 var file_sharetree_v1_operation_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sharetree_v1_operation_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_sharetree_v1_operation_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_sharetree_v1_operation_proto_goTypes = []any{
 	(PreemptionMode)(0),             // 0: sharetree.v1.PreemptionMode
 	(OperationType)(0),              // 1: sharetree.v1.OperationType
@@ -1668,60 +1746,62 @@ var file_sharetree_v1_operation_proto_goTypes = []any{
 	(*JobCounters)(nil),             // 8: sharetree.v1.JobCounters
 	(*TreeRuntime)(nil),             // 9: sharetree.v1.TreeRuntime
 	(*OperationStatus)(nil),         // 10: sharetree.v1.OperationStatus
-	(*StartOperationRequest)(nil),   // 11: sharetree.v1.StartOperationRequest
-	(*StartOperationResponse)(nil),  // 12: sharetree.v1.StartOperationResponse
-	(*GetOperationRequest)(nil),     // 13: sharetree.v1.GetOperationRequest
-	(*ListOperationsRequest)(nil),   // 14: sharetree.v1.ListOperationsRequest
-	(*ListOperationsResponse)(nil),  // 15: sharetree.v1.ListOperationsResponse
-	(*AbortOperationRequest)(nil),   // 16: sharetree.v1.AbortOperationRequest
-	(*AbortOperationResponse)(nil),  // 17: sharetree.v1.AbortOperationResponse
-	(*UpdateOperationRequest)(nil),  // 18: sharetree.v1.UpdateOperationRequest
-	(*UpdateOperationResponse)(nil), // 19: sharetree.v1.UpdateOperationResponse
-	nil,                             // 20: sharetree.v1.Command.EnvEntry
-	nil,                             // 21: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	nil,                             // 22: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
-	(*Resources)(nil),               // 23: sharetree.v1.Resources
-	(*durationpb.Duration)(nil),     // 24: google.protobuf.Duration
-	(*ResourceLimits)(nil),          // 25: sharetree.v1.ResourceLimits
-	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
-	(*Error)(nil),                   // 27: sharetree.v1.Error
+	(*JobRange)(nil),                // 11: sharetree.v1.JobRange
+	(*StartOperationRequest)(nil),   // 12: sharetree.v1.StartOperationRequest
+	(*StartOperationResponse)(nil),  // 13: sharetree.v1.StartOperationResponse
+	(*GetOperationRequest)(nil),     // 14: sharetree.v1.GetOperationRequest
+	(*ListOperationsRequest)(nil),   // 15: sharetree.v1.ListOperationsRequest
+	(*ListOperationsResponse)(nil),  // 16: sharetree.v1.ListOperationsResponse
+	(*AbortOperationRequest)(nil),   // 17: sharetree.v1.AbortOperationRequest
+	(*AbortOperationResponse)(nil),  // 18: sharetree.v1.AbortOperationResponse
+	(*UpdateOperationRequest)(nil),  // 19: sharetree.v1.UpdateOperationRequest
+	(*UpdateOperationResponse)(nil), // 20: sharetree.v1.UpdateOperationResponse
+	nil,                             // 21: sharetree.v1.Command.EnvEntry
+	nil,                             // 22: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	nil,                             // 23: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	(*Resources)(nil),               // 24: sharetree.v1.Resources
+	(*durationpb.Duration)(nil),     // 25: google.protobuf.Duration
+	(*ResourceLimits)(nil),          // 26: sharetree.v1.ResourceLimits
+	(*timestamppb.Timestamp)(nil),   // 27: google.protobuf.Timestamp
+	(*Error)(nil),                   // 28: sharetree.v1.Error
 }
 var file_sharetree_v1_operation_proto_depIdxs = []int32{
-	20, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
-	23, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
+	21, // 0: sharetree.v1.Command.env:type_name -> sharetree.v1.Command.EnvEntry
+	24, // 1: sharetree.v1.TaskSpec.job_resources:type_name -> sharetree.v1.Resources
 	3,  // 2: sharetree.v1.TaskSpec.command:type_name -> sharetree.v1.Command
-	24, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
-	25, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	21, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
-	25, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	25, // 3: sharetree.v1.TaskSpec.simulated_duration:type_name -> google.protobuf.Duration
+	26, // 4: sharetree.v1.PoolTreeOptions.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	22, // 5: sharetree.v1.OperationSpec.scheduling_options_per_pool_tree:type_name -> sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry
+	26, // 6: sharetree.v1.OperationSpec.resource_limits:type_name -> sharetree.v1.ResourceLimits
 	4,  // 7: sharetree.v1.OperationSpec.tasks:type_name -> sharetree.v1.TaskSpec
 	0,  // 8: sharetree.v1.OperationSpec.preemption_mode:type_name -> sharetree.v1.PreemptionMode
 	1,  // 9: sharetree.v1.OperationSpec.type:type_name -> sharetree.v1.OperationType
 	7,  // 10: sharetree.v1.TreeRuntime.pending_reason:type_name -> sharetree.v1.PendingReason
 	6,  // 11: sharetree.v1.OperationStatus.spec:type_name -> sharetree.v1.OperationSpec
 	2,  // 12: sharetree.v1.OperationStatus.state:type_name -> sharetree.v1.OperationState
-	26, // 13: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
-	26, // 14: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
-	26, // 15: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
+	27, // 13: sharetree.v1.OperationStatus.submit_time:type_name -> google.protobuf.Timestamp
+	27, // 14: sharetree.v1.OperationStatus.start_time:type_name -> google.protobuf.Timestamp
+	27, // 15: sharetree.v1.OperationStatus.finish_time:type_name -> google.protobuf.Timestamp
 	8,  // 16: sharetree.v1.OperationStatus.jobs:type_name -> sharetree.v1.JobCounters
 	9,  // 17: sharetree.v1.OperationStatus.trees:type_name -> sharetree.v1.TreeRuntime
-	27, // 18: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
-	23, // 19: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
-	23, // 20: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
-	6,  // 21: sharetree.v1.StartOperationRequest.spec:type_name -> sharetree.v1.OperationSpec
-	2,  // 22: sharetree.v1.ListOperationsRequest.states:type_name -> sharetree.v1.OperationState
-	10, // 23: sharetree.v1.ListOperationsResponse.operations:type_name -> sharetree.v1.OperationStatus
-	10, // 24: sharetree.v1.AbortOperationResponse.status:type_name -> sharetree.v1.OperationStatus
-	25, // 25: sharetree.v1.UpdateOperationRequest.resource_limits:type_name -> sharetree.v1.ResourceLimits
-	22, // 26: sharetree.v1.UpdateOperationRequest.scheduling_options_per_pool_tree:type_name -> sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
-	10, // 27: sharetree.v1.UpdateOperationResponse.status:type_name -> sharetree.v1.OperationStatus
-	5,  // 28: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
-	5,  // 29: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	28, // 18: sharetree.v1.OperationStatus.error:type_name -> sharetree.v1.Error
+	24, // 19: sharetree.v1.OperationStatus.usage:type_name -> sharetree.v1.Resources
+	24, // 20: sharetree.v1.OperationStatus.demand:type_name -> sharetree.v1.Resources
+	11, // 21: sharetree.v1.OperationStatus.completed_jobs:type_name -> sharetree.v1.JobRange
+	6,  // 22: sharetree.v1.StartOperationRequest.spec:type_name -> sharetree.v1.OperationSpec
+	2,  // 23: sharetree.v1.ListOperationsRequest.states:type_name -> sharetree.v1.OperationState
+	10, // 24: sharetree.v1.ListOperationsResponse.operations:type_name -> sharetree.v1.OperationStatus
+	10, // 25: sharetree.v1.AbortOperationResponse.status:type_name -> sharetree.v1.OperationStatus
+	26, // 26: sharetree.v1.UpdateOperationRequest.resource_limits:type_name -> sharetree.v1.ResourceLimits
+	23, // 27: sharetree.v1.UpdateOperationRequest.scheduling_options_per_pool_tree:type_name -> sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry
+	10, // 28: sharetree.v1.UpdateOperationResponse.status:type_name -> sharetree.v1.OperationStatus
+	5,  // 29: sharetree.v1.OperationSpec.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	5,  // 30: sharetree.v1.UpdateOperationRequest.SchedulingOptionsPerPoolTreeEntry.value:type_name -> sharetree.v1.PoolTreeOptions
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_sharetree_v1_operation_proto_init() }
@@ -1737,14 +1817,14 @@ func file_sharetree_v1_operation_proto_init() {
 	}
 	file_sharetree_v1_operation_proto_msgTypes[2].OneofWrappers = []any{}
 	file_sharetree_v1_operation_proto_msgTypes[3].OneofWrappers = []any{}
-	file_sharetree_v1_operation_proto_msgTypes[15].OneofWrappers = []any{}
+	file_sharetree_v1_operation_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sharetree_v1_operation_proto_rawDesc), len(file_sharetree_v1_operation_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"fmt"
+	"math/bits"
+
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/scheduler/placement"
+)
+
+// jobProgress is the set of an operation's jobs that completed for good,
+// one bit per job. It is stored with the operation's status (as runs of
+// indices) so that a restarted scheduler runs none of them again.
+type jobProgress struct {
+	tasks [][]uint64 // nil until a job of the task completes
+	count int64
+}
+
+// mark records job index of task as completed; false when it already was
+// or is out of range.
+func (p *jobProgress) mark(spec *pb.OperationSpec, task, index int) bool {
+	ts := spec.GetTasks()
+	if task < 0 || task >= len(ts) || index < 0 || index >= int(ts[task].GetJobCount()) {
+		return false
+	}
+	if p.tasks == nil {
+		p.tasks = make([][]uint64, len(ts))
+	}
+	if p.tasks[task] == nil {
+		p.tasks[task] = make([]uint64, (int(ts[task].GetJobCount())+63)/64)
+	}
+	w, bit := &p.tasks[task][index/64], uint64(1)<<(index%64)
+	if *w&bit != 0 {
+		return false
+	}
+	*w |= bit
+	p.count++
+	return true
+}
+
+// ranges returns the completed jobs as runs, by task then index.
+func (p *jobProgress) ranges() []*pb.JobRange {
+	var out []*pb.JobRange
+	for ti, words := range p.tasks {
+		var cur *pb.JobRange
+		for wi, w := range words {
+			for w != 0 {
+				b := bits.TrailingZeros64(w)
+				w &^= 1 << b
+				idx := int32(wi*64 + b)
+				if cur != nil && cur.First+cur.Count == idx {
+					cur.Count++
+					continue
+				}
+				cur = &pb.JobRange{Task: int32(ti), First: idx, Count: 1}
+				out = append(out, cur)
+			}
+		}
+	}
+	return out
+}
+
+// keys lists the completed jobs of operation id, by task then index.
+func (p *jobProgress) keys(id scheduler.OperationID) []placement.JobKey {
+	out := make([]placement.JobKey, 0, p.count)
+	for _, r := range p.ranges() {
+		for i := r.GetFirst(); i < r.GetFirst()+r.GetCount(); i++ {
+			out = append(out, placement.JobKey{Operation: id, Task: int(r.GetTask()), Index: int(i)})
+		}
+	}
+	return out
+}
+
+// storedProgress reads the completed jobs of a stored status. A range
+// outside the spec's tasks or overlapping another is an error that names
+// it; the status is then not trusted for any of its jobs.
+func storedProgress(spec *pb.OperationSpec, st *pb.OperationStatus) (jobProgress, error) {
+	var p jobProgress
+	for i, r := range st.GetCompletedJobs() {
+		task, first, count := int(r.GetTask()), int(r.GetFirst()), int(r.GetCount())
+		ts := spec.GetTasks()
+		if task < 0 || task >= len(ts) {
+			return jobProgress{}, fmt.Errorf("completed_jobs[%d]: task %d does not exist (%d tasks)", i, task, len(ts))
+		}
+		if n := int(ts[task].GetJobCount()); first < 0 || count < 1 || first > n-count {
+			return jobProgress{}, fmt.Errorf("completed_jobs[%d]: jobs %d to %d of task %d are outside its %d jobs", i, first, first+count-1, task, n)
+		}
+		for idx := first; idx < first+count; idx++ {
+			if !p.mark(spec, task, idx) {
+				return jobProgress{}, fmt.Errorf("completed_jobs[%d]: job %d of task %d is listed twice", i, idx, task)
+			}
+		}
+	}
+	return p, nil
+}
