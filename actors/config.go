@@ -47,6 +47,12 @@ type Config struct {
 	// those whose nodes have not been acknowledged their end yet are
 	// learned from the nodes, the others run again. Default 5s.
 	ProgressPersistPeriod time.Duration
+	// ProgressWriteRate caps those writes of completed jobs across all
+	// operations, per second (a token bucket holding one second's worth):
+	// with many operations completing jobs, each writes less often than
+	// ProgressPersistPeriod instead of the store's fsyncs crowding the
+	// heartbeats out. Default 100.
+	ProgressWriteRate float64
 	// MaxJobsPerHeartbeat caps the jobs started on one node per heartbeat;
 	// 0 is no cap. Default 0.
 	MaxJobsPerHeartbeat int
@@ -90,6 +96,7 @@ func DefaultConfig() Config {
 		NodeLostTimeout:          5 * time.Minute,
 		JobRevivalTimeout:        10 * time.Second,
 		ProgressPersistPeriod:    5 * time.Second,
+		ProgressWriteRate:        100,
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
@@ -119,6 +126,8 @@ func (c *Config) Validate() error {
 		return bad("JobRevivalTimeout", "must be >= 0, got %s", c.JobRevivalTimeout)
 	case c.ProgressPersistPeriod <= 0:
 		return bad("ProgressPersistPeriod", "must be positive, got %s", c.ProgressPersistPeriod)
+	case !(c.ProgressWriteRate > 0) || math.IsInf(c.ProgressWriteRate, 1):
+		return bad("ProgressWriteRate", "must be a finite number > 0, got %g", c.ProgressWriteRate)
 	case c.MaxJobsPerHeartbeat < 0:
 		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
 	case c.DefaultMaxFailedJobCount < 0:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	timer "github.com/asynkron/protoactor-go/scheduler"
+	"golang.org/x/time/rate"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sharetree/sharetree/internal/wire"
@@ -85,16 +86,18 @@ type operationActor struct {
 	progress        jobProgress
 	progressUnsaved bool
 	stopProgress    func()
+	progressWrites  *rate.Limiter
 }
 
 // newOperationActor makes an operation's actor; revived is its stored
-// status when it is revived after a restart (nil for a new one), and
-// progress the completed jobs stored with it.
+// status when it is revived after a restart (nil for a new one), progress
+// the completed jobs stored with it, and writes paces the writes of
+// completed jobs across operations.
 func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time,
-	revived *pb.OperationStatus, progress jobProgress) actor.Producer {
+	revived *pb.OperationStatus, progress jobProgress, writes *rate.Limiter) actor.Producer {
 	return func() actor.Actor {
 		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, spec: spec, trees: trees, submit: submit,
-			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count}
+			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count, progressWrites: writes}
 		if revived != nil {
 			j := revived.GetJobs()
 			a.failed, a.aborted, a.interrupted = j.GetFailed(), j.GetAborted(), j.GetInterrupted()
@@ -321,13 +324,19 @@ func (o *operationActor) retire(ctx actor.Context) {
 
 // progressChanged notes a newly completed job: the completed jobs are
 // written with the next write, at the latest ProgressPersistPeriod from
-// now.
+// now, or later when the operations together would write more than
+// ProgressWriteRate a second.
 func (o *operationActor) progressChanged(ctx actor.Context) {
 	o.progressUnsaved = true
 	if o.stopProgress != nil || o.terminal() {
 		return
 	}
-	o.stopProgress = timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(o.cfg.ProgressPersistPeriod, ctx.Self(), progressTick{})
+	delay := o.cfg.ProgressPersistPeriod
+	if o.progressWrites != nil {
+		now := o.cfg.Now()
+		delay = max(delay, o.progressWrites.ReserveN(now, 1).DelayFrom(now))
+	}
+	o.stopProgress = timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(delay, ctx.Self(), progressTick{})
 }
 
 // persist writes the status in a goroutine; one write at a time, the latest

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"golang.org/x/time/rate"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
@@ -43,6 +44,9 @@ type System struct {
 	// revivalUntil is when the revived operations start jobs again (zero
 	// when none was revived unfinished; see Config.JobRevivalTimeout).
 	revivalUntil time.Time
+	// progressWrites paces the operations' writes of their completed jobs
+	// (Config.ProgressWriteRate).
+	progressWrites *rate.Limiter
 }
 
 // checkTrees validates a set of trees and its default tree.
@@ -81,7 +85,8 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	if err := checkTrees(trees, defaultTree); err != nil {
 		return nil, err
 	}
-	s := &System{cfg: cfg, deps: deps, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &System{cfg: cfg, deps: deps, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		progressWrites: rate.NewLimiter(rate.Limit(cfg.ProgressWriteRate), int(max(1, cfg.ProgressWriteRate)))}
 	if cfg.JobRevivalTimeout > 0 && slices.ContainsFunc(revived, func(st *pb.OperationStatus) bool { return !terminalState(st.GetState()) }) {
 		s.revivalUntil = cfg.Now().Add(cfg.JobRevivalTimeout)
 		cfg.Logger.Info("revived operations wait for the nodes to report their jobs", "until", s.revivalUntil)

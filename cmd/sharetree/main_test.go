@@ -152,6 +152,8 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--state-persist-period", "-1m"},
 		{"server", "--job-revival-timeout", "-1s"},
 		{"server", "--progress-persist-period", "0s"},
+		{"server", "--progress-write-rate", "0"},
+		{"server", "--progress-write-rate", "+Inf"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},
 	} {
