@@ -81,11 +81,13 @@ type operationActor struct {
 	updating bool
 	queued   []*UpdateOperation
 	// progress are the jobs that completed for good; progressUnsaved is
-	// set when the last write does not have them all, and stopProgress
-	// cancels the pending progressTick (nil: none).
+	// set when the last write does not have them all. stopProgress
+	// cancels the pending progressTick (nil: none) and progressSlot is its
+	// place in progressWrites.
 	progress        jobProgress
 	progressUnsaved bool
 	stopProgress    func()
+	progressSlot    *rate.Reservation
 	progressWrites  *rate.Limiter
 }
 
@@ -141,7 +143,7 @@ func (o *operationActor) Receive(ctx actor.Context) {
 	case *persisted:
 		o.onPersisted(ctx, m)
 	case progressTick:
-		o.stopProgress = nil
+		o.stopProgress, o.progressSlot = nil, nil
 		if o.progressUnsaved && !o.terminal() {
 			o.persist(ctx)
 		}
@@ -264,6 +266,7 @@ func (o *operationActor) onAbort(ctx actor.Context, m *AbortOperation) {
 // finish moves to a terminal state: the trees forget the operation, its
 // running jobs are aborted on their nodes.
 func (o *operationActor) finish(ctx actor.Context, to pb.OperationState, err *pb.Error, reason string) {
+	o.cancelProgress()
 	o.err = err
 	o.finished = o.cfg.Now()
 	for _, t := range o.trees {
@@ -315,10 +318,7 @@ func (o *operationActor) retire(ctx actor.Context) {
 		return
 	}
 	o.retired = true
-	if o.stopProgress != nil {
-		o.stopProgress()
-		o.stopProgress = nil
-	}
+	o.cancelProgress()
 	ctx.Send(o.root, &statusUpdate{status: o.status(), final: true})
 }
 
@@ -334,9 +334,24 @@ func (o *operationActor) progressChanged(ctx actor.Context) {
 	delay := o.cfg.ProgressPersistPeriod
 	if o.progressWrites != nil {
 		now := o.cfg.Now()
-		delay = max(delay, o.progressWrites.ReserveN(now, 1).DelayFrom(now))
+		o.progressSlot = o.progressWrites.ReserveN(now, 1)
+		delay = max(delay, o.progressSlot.DelayFrom(now))
 	}
 	o.stopProgress = timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(delay, ctx.Self(), progressTick{})
+}
+
+// cancelProgress drops the pending progressTick and gives its place in
+// progressWrites back: a finished operation's last write has every
+// completed job.
+func (o *operationActor) cancelProgress() {
+	if o.stopProgress != nil {
+		o.stopProgress()
+		o.stopProgress = nil
+	}
+	if o.progressSlot != nil {
+		o.progressSlot.CancelAt(o.cfg.Now())
+		o.progressSlot = nil
+	}
 }
 
 // persist writes the status in a goroutine; one write at a time, the latest
