@@ -84,13 +84,7 @@ func (h *adoptHarness) beat(node string, running []string, finished map[string]p
 	for _, id := range ids {
 		hb.FinishedJobs = append(hb.FinishedJobs, &pb.FinishedJob{JobId: id, State: finished[id]})
 	}
-	answers := make(chan hbAnswer, 1)
-	h.sys.Heartbeat(&NodeHeartbeat{Heartbeat: hb, Reply: func(r *pb.HeartbeatResponse, e *pb.Error) { answers <- hbAnswer{r, e} }})
-	a := await(h.t, answers, "heartbeat answer")
-	if a.err != nil {
-		h.t.Fatalf("heartbeat %d of %s: %v", h.seq[node], node, a.err)
-	}
-	return a.resp
+	return heartbeat(h.t, h.sys, hb)
 }
 
 func (h *adoptHarness) status(id string) *pb.OperationStatus {

@@ -63,6 +63,19 @@ type hbAnswer struct {
 	err  *pb.Error
 }
 
+// heartbeat sends hb and returns the response; an error answer fails the
+// test.
+func heartbeat(t *testing.T, sys *System, hb *pb.Heartbeat) *pb.HeartbeatResponse {
+	t.Helper()
+	answers := make(chan hbAnswer, 1)
+	sys.Heartbeat(&NodeHeartbeat{Heartbeat: hb, Reply: func(r *pb.HeartbeatResponse, e *pb.Error) { answers <- hbAnswer{r, e} }})
+	a := await(t, answers, "heartbeat answer")
+	if a.err != nil {
+		t.Fatalf("heartbeat %d of %s: %v", hb.GetSequence(), hb.GetNodeId(), a.err)
+	}
+	return a.resp
+}
+
 // A heartbeat the node actor gives up (its placer is stuck) must neither
 // lose the jobs it reported finished nor have its late answer taken for the
 // next heartbeat's.

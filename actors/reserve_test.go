@@ -73,13 +73,7 @@ func (h *preemptHarness) beat(node string, cpu float64, running, finished []stri
 	for _, id := range finished {
 		hb.FinishedJobs = append(hb.FinishedJobs, &pb.FinishedJob{JobId: id, State: pb.JobState_JOB_STATE_COMPLETED})
 	}
-	answers := make(chan hbAnswer, 1)
-	h.sys.Heartbeat(&NodeHeartbeat{Heartbeat: hb, Reply: func(r *pb.HeartbeatResponse, e *pb.Error) { answers <- hbAnswer{r, e} }})
-	a := await(h.t, answers, "heartbeat answer")
-	if a.err != nil {
-		h.t.Fatalf("heartbeat %d of %s: %v", h.seq[node], node, a.err)
-	}
-	return a.resp
+	return heartbeat(h.t, h.sys, hb)
 }
 
 func interrupted(resp *pb.HeartbeatResponse) []string {

@@ -22,8 +22,8 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
-	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -154,21 +154,7 @@ func TestAcknowledgedOperationsSurviveAKill(t *testing.T) {
 	first := startChildScheduler(t, dir, port, trees)
 
 	// The agent, in this process, keeps reconnecting to the port.
-	anc, err := nats.Connect(first.url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer anc.Close()
-	acfg := nodeagent.DefaultConfig("node-0", scheduler.Resources{scheduler.CPU: 64, scheduler.UserSlots: 64})
-	acfg.HeartbeatPeriod, acfg.WorkDir = 50*time.Millisecond, t.TempDir()
-	agent, err := nodeagent.New(acfg, anc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, stopAgent := context.WithCancel(context.Background())
-	var agentDone sync.WaitGroup
-	agentDone.Go(func() { _ = agent.Run(actx) })
-	defer func() { stopAgent(); agentDone.Wait() }()
+	agent := servertest.StartAgent(t, first.url, "node-0", scheduler.Resources{scheduler.CPU: 64, scheduler.UserSlots: 64})
 
 	// Eight clients submit until the kill; acked holds every id answered.
 	var (

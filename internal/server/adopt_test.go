@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,14 +16,13 @@ import (
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
-	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// storedCompleted is how many completed jobs the operations bucket holds
-// for operation id.
-func storedCompleted(t *testing.T, nc *nats.Conn, id string) int32 {
+// storedStatus is operation id's status as the operations bucket holds
+// it; nil when it holds none.
+func storedStatus(t *testing.T, nc *nats.Conn, id string) *pb.OperationStatus {
 	t.Helper()
 	ctx := context.Background()
 	js, err := jetstream.New(nc)
@@ -41,14 +39,21 @@ func storedCompleted(t *testing.T, nc *nats.Conn, id string) int32 {
 	}
 	e, err := kv.Get(ctx, key)
 	if err != nil {
-		return 0
+		return nil
 	}
 	st := &pb.OperationStatus{}
 	if err := proto.Unmarshal(e.Value(), st); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// storedCompleted is how many completed jobs the operations bucket holds
+// for operation id.
+func storedCompleted(t *testing.T, nc *nats.Conn, id string) int32 {
+	t.Helper()
 	var n int32
-	for _, r := range st.GetCompletedJobs() {
+	for _, r := range storedStatus(t, nc, id).GetCompletedJobs() {
 		n += r.GetCount()
 	}
 	return n
@@ -80,21 +85,7 @@ func TestRestartRunsNoJobTwice(t *testing.T) {
 	}
 
 	// One agent with three cores, on a connection that keeps reconnecting.
-	anc, err := nats.Connect(srv.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer anc.Close()
-	acfg := nodeagent.DefaultConfig("node-0", scheduler.Resources{scheduler.CPU: 3, scheduler.UserSlots: 3})
-	acfg.HeartbeatPeriod, acfg.WorkDir = 50*time.Millisecond, t.TempDir()
-	agent, err := nodeagent.New(acfg, anc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, stopAgent := context.WithCancel(context.Background())
-	var agentDone sync.WaitGroup
-	agentDone.Go(func() { _ = agent.Run(actx) })
-	defer func() { stopAgent(); agentDone.Wait() }()
+	agent := servertest.StartAgent(t, srv.URL(), "node-0", scheduler.Resources{scheduler.CPU: 3, scheduler.UserSlots: 3})
 
 	cl := client.New(nc, 5*time.Second)
 	long, err := cl.Submit(context.Background(), simulated("light", 1, 1, 3*time.Second))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/server"
@@ -16,7 +15,6 @@ import (
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	"github.com/sharetree/sharetree/internal/treeconf"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
-	"github.com/sharetree/sharetree/subjects"
 )
 
 const reviveTrees = `
@@ -115,22 +113,8 @@ func TestRevivalKeepsEveryAcknowledgedOperation(t *testing.T) {
 		if restart == 1 {
 			// The failure is stored: the second start finds it failed in
 			// the bucket, not unfinished (it would fail it again).
-			js, err := jetstream.New(nc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kv, err := js.KeyValue(ctx, subjects.OperationsBucket)
-			if err != nil {
-				t.Fatal(err)
-			}
-			key, err := subjects.OperationKey(inB)
-			if err != nil {
-				t.Fatal(err)
-			}
 			testutil.WaitFor(t, 10*time.Second, "the failure to be stored", func() bool {
-				e, err := kv.Get(ctx, key)
-				stored := &pb.OperationStatus{}
-				return err == nil && proto.Unmarshal(e.Value(), stored) == nil && stored.GetState() == pb.OperationState_OPERATION_STATE_FAILED
+				return storedStatus(t, nc, inB).GetState() == pb.OperationState_OPERATION_STATE_FAILED
 			})
 		}
 		srv.Close()

@@ -8,12 +8,16 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/nodeagent"
+	"github.com/sharetree/sharetree/scheduler"
 )
 
 // Start starts a scheduler (embedded NATS on a free loopback port, JetStream
@@ -47,4 +51,29 @@ func Start(t testing.TB, treesDoc string, configure func(*server.Config)) (*serv
 	}
 	t.Cleanup(nc.Close)
 	return srv, nc
+}
+
+// StartAgent runs an in-process node agent with simulated jobs (id, res,
+// heartbeats every 50ms) on its own connection to url, which keeps
+// reconnecting (every 20ms, without limit) while no server listens there:
+// the agent lives through a scheduler's restart on the same port. The
+// agent stops, and its connection closes, when the test ends.
+func StartAgent(t testing.TB, url, id string, res scheduler.Resources) *nodeagent.Agent {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nodeagent.DefaultConfig(id, res)
+	cfg.HeartbeatPeriod, cfg.WorkDir = 50*time.Millisecond, t.TempDir()
+	agent, err := nodeagent.New(cfg, nc)
+	if err != nil {
+		nc.Close()
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	done.Go(func() { _ = agent.Run(ctx) })
+	t.Cleanup(func() { stop(); done.Wait(); nc.Close() })
+	return agent
 }
