@@ -179,13 +179,20 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	for _, t := range o.trees {
 		if t.running {
 			o.state = pb.OperationState_OPERATION_STATE_RUNNING
-			o.started = o.cfg.Now()
+			if o.started.IsZero() { // a revived operation keeps its start
+				o.started = o.cfg.Now()
+			}
 		}
 	}
 	o.publishState(pb.OperationState_OPERATION_STATE_UNSPECIFIED, o.pendingText())
 	o.persist(ctx)
+	o.completeIfDone(ctx)
+}
+
+// completeIfDone completes a running operation revived with every job
+// completed before the restart: no job is left to end it.
+func (o *operationActor) completeIfDone(ctx actor.Context) {
 	if o.total > 0 && o.completed >= o.total && o.state == pb.OperationState_OPERATION_STATE_RUNNING {
-		// Revived with every job completed before the restart.
 		o.finish(ctx, pb.OperationState_OPERATION_STATE_COMPLETED, nil, "every job completed")
 	}
 }
@@ -209,6 +216,7 @@ func (o *operationActor) treeRunning(ctx actor.Context, tree string, lightweight
 		return
 	}
 	o.setState(ctx, pb.OperationState_OPERATION_STATE_RUNNING, "running slot free in tree "+tree)
+	o.completeIfDone(ctx)
 }
 
 func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {

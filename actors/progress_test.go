@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -81,6 +82,8 @@ func TestRevivalSkipsStoredCompletedJobs(t *testing.T) {
 	partial := revivedOp("op-1-1", 6)
 	partial.CompletedJobs = []*pb.JobRange{{Task: 0, First: 0, Count: 2}, {Task: 0, First: 4, Count: 1}}
 	partial.Jobs = &pb.JobCounters{Total: 6, Completed: 3, Failed: 1}
+	began := time.Date(2025, 12, 31, 1, 0, 0, 0, time.UTC)
+	partial.StartTime = timestamppb.New(began)
 	full := revivedOp("op-1-2", 2)
 	full.CompletedJobs = []*pb.JobRange{{Task: 0, First: 0, Count: 2}}
 	bad := revivedOp("op-1-3", 2)
@@ -100,8 +103,11 @@ func TestRevivalSkipsStoredCompletedJobs(t *testing.T) {
 	if diff := cmp.Diff(want, started); diff != "" {
 		t.Errorf("jobs started (-want +got):\n%s", diff)
 	}
-	j := h.status("op-1-1").GetJobs()
-	if j.GetCompleted() != 3 || j.GetFailed() != 1 || j.GetRunning() != 3 {
+	st := h.status("op-1-1")
+	if j := st.GetJobs(); j.GetCompleted() != 3 || j.GetFailed() != 1 || j.GetRunning() != 3 {
 		t.Errorf("op-1-1 jobs %v, want 3 completed (stored), 1 failed (stored), 3 running", j)
+	}
+	if got := st.GetStartTime().AsTime(); !got.Equal(began) {
+		t.Errorf("op-1-1 start time %v, want the stored %v", got, began)
 	}
 }
