@@ -99,27 +99,16 @@ func (l *Ledger) releaseHeldLocked(now time.Time) {
 		return
 	}
 	l.revivalUntil = time.Time{}
-	ids := make([]scheduler.OperationID, 0, len(l.held))
-	for id := range l.held {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		l.p.Release(id)
-	}
-	l.held = nil
+	l.p.ReleaseAll()
 }
 
 // notHeld drops the held operations from a list of starving ones:
 // preemption does not make room for jobs that may not start yet.
 func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
-	if len(l.held) == 0 {
+	if l.revivalUntil.IsZero() {
 		return ids
 	}
-	return slices.DeleteFunc(slices.Clone(ids), func(id scheduler.OperationID) bool {
-		_, held := l.held[id]
-		return held
-	})
+	return slices.DeleteFunc(slices.Clone(ids), l.p.Held)
 }
 
 // reviving reports whether the restarted scheduler still waits for the

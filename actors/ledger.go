@@ -55,10 +55,9 @@ type Ledger struct {
 	// backoff, rate limit).
 	pre preemptState
 	// revivalUntil is when a restarted scheduler stops holding the
-	// operations it revived (zero: it holds none); held are the
-	// operations it holds (see adopt.go).
+	// operations it revived (zero: it holds none; see adopt.go). The
+	// placement holds them; none is held once it is zero.
 	revivalUntil time.Time
-	held         map[scheduler.OperationID]struct{}
 }
 
 // newLedger makes a tree's ledger; revivalUntil is when a restarted
@@ -103,12 +102,6 @@ func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.Operation
 		l.p.Forget(k)
 	}
 	lop := &ledgerOp{spec: pbSpec, pid: pid}
-	if spec.Held {
-		if l.held == nil {
-			l.held = map[scheduler.OperationID]struct{}{}
-		}
-		l.held[spec.ID] = struct{}{}
-	}
 	if v, ok := spec.Claims.(claimView); ok {
 		lop.claims = &v
 		// Jobs other trees claimed before this tree ran the operation
@@ -134,7 +127,6 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 		l.pre.graceful--
 	}
 	delete(l.ops, id)
-	delete(l.held, id)
 	l.pre.forgetOperation(id)
 	l.pre.forgetReservations(id)
 }

@@ -21,3 +21,17 @@ func (p *Placement) Held(id scheduler.OperationID) bool {
 	e := p.ops[id]
 	return e != nil && e.op.held
 }
+
+// ReleaseAll releases every held operation, in submission order, and
+// returns how many it released. O(operations + released·depth·log n).
+func (p *Placement) ReleaseAll() int {
+	n := 0
+	for _, e := range p.opList {
+		if e.op.held {
+			e.op.held = false
+			p.refresh(e)
+			n++
+		}
+	}
+	return n
+}

@@ -342,6 +342,19 @@ func TestPlacementProperties(t *testing.T) {
 					}
 					continue
 				}
+				if rapid.IntRange(0, 3).Draw(t, "releaseAll") == 0 {
+					want := 0
+					for _, id := range ids {
+						if m.ops[id].held {
+							want++
+							m.ops[id].held = false
+						}
+					}
+					if got := p.ReleaseAll(); got != want {
+						t.Fatalf("ReleaseAll released %d, want %d", got, want)
+					}
+					continue
+				}
 				o := m.ops[ids[rapid.IntRange(0, len(ids)-1).Draw(t, "releaseOp")]]
 				if o.held {
 					if a, ok := p.StartNextWithin(o.spec.ID, "n0", res(100, 100, 1000)); ok {
