@@ -39,36 +39,40 @@ func (p *jobProgress) mark(spec *pb.OperationSpec, task, index int) bool {
 	return true
 }
 
-// ranges returns the completed jobs as runs, by task then index.
-func (p *jobProgress) ranges() []*pb.JobRange {
-	var out []*pb.JobRange
+// each calls fn for every completed job, by task then index.
+func (p *jobProgress) each(fn func(task, index int)) {
 	for ti, words := range p.tasks {
-		var cur *pb.JobRange
 		for wi, w := range words {
 			for w != 0 {
 				b := bits.TrailingZeros64(w)
 				w &^= 1 << b
-				idx := int32(wi*64 + b)
-				if cur != nil && cur.First+cur.Count == idx {
-					cur.Count++
-					continue
-				}
-				cur = &pb.JobRange{Task: int32(ti), First: idx, Count: 1}
-				out = append(out, cur)
+				fn(ti, wi*64+b)
 			}
 		}
 	}
+}
+
+// ranges returns the completed jobs as runs, by task then index.
+func (p *jobProgress) ranges() []*pb.JobRange {
+	var out []*pb.JobRange
+	var cur *pb.JobRange
+	p.each(func(task, index int) {
+		if cur != nil && int(cur.Task) == task && int(cur.First+cur.Count) == index {
+			cur.Count++
+			return
+		}
+		cur = &pb.JobRange{Task: int32(task), First: int32(index), Count: 1}
+		out = append(out, cur)
+	})
 	return out
 }
 
 // keys lists the completed jobs of operation id, by task then index.
 func (p *jobProgress) keys(id scheduler.OperationID) []placement.JobKey {
 	out := make([]placement.JobKey, 0, p.count)
-	for _, r := range p.ranges() {
-		for i := r.GetFirst(); i < r.GetFirst()+r.GetCount(); i++ {
-			out = append(out, placement.JobKey{Operation: id, Task: int(r.GetTask()), Index: int(i)})
-		}
-	}
+	p.each(func(task, index int) {
+		out = append(out, placement.JobKey{Operation: id, Task: task, Index: index})
+	})
 	return out
 }
 
