@@ -155,7 +155,7 @@ func (n *nodeActor) unknownRunning(ctx actor.Context, id string, seq uint64, now
 // failed or aborted one is only acknowledged: the job runs again. It
 // reports whether to acknowledge the job: not while the scheduler revives
 // its operations and the job's is not scheduled yet (the node reports it
-// again).
+// again), nor one adopted while the journal stores it (see journal.go).
 func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now time.Time) bool {
 	ref, ok := parseJobRef(f.GetJobId())
 	if !ok {
@@ -170,11 +170,16 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 	a, out := n.tree.ledger.adopt(ref, scheduler.NodeID(n.id), true)
 	switch out {
 	case adoptDone:
+		fin := &jobFinished{ref: ref, node: n.id, state: pb.JobState_JOB_STATE_COMPLETED, exitCode: f.GetExitCode()}
+		if n.journaling() {
+			fin.notify, fin.jobID = ctx.Self(), f.GetJobId()
+			n.await(f.GetJobId(), n.tree.ledger, ref.key.Operation, now)
+		}
 		ctx.Send(a.op, &jobStarted{ref: ref, node: n.id})
-		ctx.Send(a.op, &jobFinished{ref: ref, node: n.id, state: pb.JobState_JOB_STATE_COMPLETED, exitCode: f.GetExitCode()})
+		ctx.Send(a.op, fin)
 		n.publishJob(n.tree.name, f.GetJobId(), ref, pb.JobState_JOB_STATE_COMPLETED, f.GetExitCode(), "adopted: the node reports it completed", pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
 		n.cfg.Logger.Debug("completed job adopted", "node", n.id, "job", f.GetJobId())
-		return true
+		return !n.journaling()
 	case adoptNotScheduled:
 		return !n.reviving(now)
 	default:

@@ -43,6 +43,29 @@ type StateStore interface {
 	DeleteTreeState(ctx context.Context, tree string) error
 }
 
+// CompletionJournal stores completed jobs ahead of their operations'
+// status writes, so that a node's report of a completed job is
+// acknowledged only once the completion is stored (see journal.go). Append
+// and Trim are called from the journal's goroutine, one call at a time;
+// Load once, from Start.
+type CompletionJournal interface {
+	// Append stores one batch of completed jobs' ids and returns its
+	// sequence number (increasing from batch to batch).
+	Append(ctx context.Context, jobIDs []string) (uint64, error)
+	// Trim drops the batches numbered below seq: every completion in them
+	// is in a stored status, or of an operation that is over.
+	Trim(ctx context.Context, seq uint64) error
+	// Load returns the stored batches in order. A batch that cannot be
+	// read is left out of it, with a warning: its jobs run again.
+	Load(ctx context.Context) ([]JournalBatch, error)
+}
+
+// JournalBatch is one stored batch of the completions journal.
+type JournalBatch struct {
+	Seq    uint64
+	JobIDs []string
+}
+
 // Deps are the live scheduler's connections to the outside world.
 type Deps struct {
 	Events  EventSink
@@ -51,6 +74,11 @@ type Deps struct {
 	// State persists the trees' fair-share state; nil persists nothing
 	// (tests that do not restart the scheduler).
 	State StateStore
+	// Journal stores completed jobs before their finish is acknowledged;
+	// nil acknowledges a finish at once (a completion acknowledged and not
+	// yet in its operation's stored status then runs again after a
+	// crash).
+	Journal CompletionJournal
 	// Epoch is the leader epoch carried by every command.
 	Epoch uint64
 }

@@ -133,6 +133,11 @@ type jobFinished struct {
 	// interrupted: it finished after an interruption; completed or not, its
 	// work runs again.
 	interrupted bool
+	// notify, when set, is the node actor that waits for the completion to
+	// be stored before it acknowledges it to the node (see journal.go);
+	// jobID is the job's id.
+	notify *actor.PID
+	jobID  string
 }
 
 // statusUpdate carries an operation's latest status to the root (for
@@ -151,6 +156,17 @@ type progressTick struct{}
 type persisted struct {
 	status *pb.OperationStatus
 	err    error
+	// journal is what an operation's write covers of its journaled
+	// completions (operation actors only).
+	journal journalCover
+}
+
+// journalCover is what a status write covers of the operation's journaled
+// completions: owed is set when some were in no earlier write, idx is the
+// number of the last one sent to the journal before the write.
+type journalCover struct {
+	owed bool
+	idx  uint64
 }
 
 // treeTick starts a fair-share update. gen is the timer generation that

@@ -39,6 +39,15 @@ type nodeJob struct {
 	cause pb.JobEndCause
 }
 
+// awaitingJob is a completed job whose finish the node actor acknowledges
+// once the completions journal stored it (see journal.go).
+type awaitingJob struct {
+	ledger *Ledger
+	op     scheduler.OperationID
+	since  time.Time
+	stored bool
+}
+
 // nodeActor is one exec node's session.
 type nodeActor struct {
 	cfg    *Config
@@ -63,6 +72,9 @@ type nodeActor struct {
 	online      bool
 	lastHeard   time.Time
 	jobs        map[string]*nodeJob
+	// awaiting are the completed jobs the node reported whose finish is
+	// acknowledged once stored in the completions journal.
+	awaiting map[string]*awaitingJob
 	// period is the heartbeat period every response carries (immutable,
 	// shared by the responses).
 	period *durationpb.Duration
@@ -102,6 +114,12 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *passResult:
 		n.finishHeartbeat(ctx, m)
 		n.drainDeferred(ctx)
+	case *completionsStored:
+		for _, id := range m.ids {
+			if a := n.awaiting[id]; a != nil {
+				a.stored = true
+			}
+		}
 	case *actor.Stopping:
 		if n.inflight != nil {
 			n.abandon(ctx, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "node %s: session stopped", n.id))
@@ -196,6 +214,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		if n.incarnation != "" {
 			n.vanishAll(ctx, fmt.Sprintf("node %s restarted (incarnation %s → %s)", n.id, n.incarnation, hb.GetIncarnation()))
 		}
+		clear(n.awaiting) // the node's new incarnation reports none of them
 		n.incarnation, n.lastSeq = hb.GetIncarnation(), 0
 	} else if hb.GetSequence() <= n.lastSeq {
 		return pbErr(pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT, "sequence",
@@ -224,6 +243,13 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	left, done, check, jobs := n.buf.left[:0], req.done[:0], req.check[:0], req.jobs[:0]
 	checkIDs := n.buf.checkIDs[:0]
 	for _, f := range hb.GetFinishedJobs() {
+		if a := n.awaiting[f.GetJobId()]; a != nil {
+			if n.awaited(a, now) {
+				resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
+				delete(n.awaiting, f.GetJobId())
+			}
+			continue
+		}
 		j, ok := n.jobs[f.GetJobId()]
 		if !ok {
 			if n.unknownFinished(ctx, f, now) {
@@ -231,7 +257,6 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 			}
 			continue
 		}
-		resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 		delete(n.jobs, f.GetJobId())
 		reason := f.GetError()
 		if j.abortReason != "" && reason == "" {
@@ -241,7 +266,13 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		if interrupted && reason == "" && j.interrupt != nil {
 			reason = "interrupted: " + j.interrupt.GetReason()
 		}
-		left = append(left, leftJob{id: f.GetJobId(), job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted})
+		l := leftJob{id: f.GetJobId(), job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted}
+		if l.await = n.journaling() && l.state == pb.JobState_JOB_STATE_COMPLETED && !interrupted; l.await {
+			n.await(f.GetJobId(), j.ledger, j.ref.key.Operation, now)
+		} else {
+			resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
+		}
+		left = append(left, l)
 	}
 	// Running jobs: known ones are marked seen, unknown ones adopted or
 	// aborted (see adopt.go).
@@ -440,6 +471,9 @@ type leftJob struct {
 	// interrupted: the job finished after an interruption; its work runs
 	// again as a new attempt even when it completed.
 	interrupted bool
+	// await: the job completed and is acknowledged once its completion is
+	// stored (n.awaiting).
+	await bool
 }
 
 // finishing is the ledger release of a job that left: all but completed
@@ -452,7 +486,11 @@ func (l leftJob) finishing() finishing {
 // left, once the ledger has released them.
 func (n *nodeActor) notifyLeft(ctx actor.Context, left []leftJob) {
 	for _, l := range left {
-		ctx.Send(l.job.op, &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted})
+		f := &jobFinished{ref: l.job.ref, node: n.id, state: l.state, exitCode: l.exit, reason: l.reason, lost: l.lost, interrupted: l.interrupted}
+		if l.await {
+			f.notify, f.jobID = ctx.Self(), l.id
+		}
+		ctx.Send(l.job.op, f)
 		n.publishJob(l.job.ledger.tree, l.id, l.job.ref, l.state, l.exit, l.reason, l.job.cause)
 	}
 }

@@ -89,17 +89,35 @@ type operationActor struct {
 	stopProgress    func()
 	progressSlot    *rate.Reservation
 	progressWrites  *rate.Limiter
+	// journal stores completions before their nodes acknowledge them (nil:
+	// none). journaled numbers the completions sent to it; uncovered is set
+	// while one of them (or, for a revived operation, one found in it at
+	// start) is in no status write; finalStored once the final status is
+	// stored (the journal is then told the operation is over, and a later
+	// completion needs no journal).
+	journal     *journalWriter
+	journaled   uint64
+	uncovered   bool
+	finalStored bool
+}
+
+// opShared is what every operation actor shares: the pacing of the writes
+// of completed jobs and the completions journal (either may be nil).
+type opShared struct {
+	writes  *rate.Limiter
+	journal *journalWriter
 }
 
 // newOperationActor makes an operation's actor; revived is its stored
 // status when it is revived after a restart (nil for a new one), progress
-// the completed jobs stored with it, and writes paces the writes of
-// completed jobs across operations.
+// the completed jobs stored with it (and found in the journal).
 func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time,
-	revived *pb.OperationStatus, progress jobProgress, writes *rate.Limiter) actor.Producer {
+	revived *pb.OperationStatus, progress jobProgress, shared opShared) actor.Producer {
 	return func() actor.Actor {
 		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, spec: spec, trees: trees, submit: submit,
-			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count, progressWrites: writes}
+			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count,
+			progressWrites: shared.writes, journal: shared.journal}
+		a.uncovered = revived != nil && shared.journal.owes(id)
 		if revived != nil {
 			j := revived.GetJobs()
 			a.failed, a.aborted, a.interrupted = j.GetFailed(), j.GetAborted(), j.GetInterrupted()
@@ -220,6 +238,7 @@ func (o *operationActor) treeRunning(ctx actor.Context, tree string, lightweight
 }
 
 func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
+	o.journalCompletion(ctx, m)
 	o.running--
 	switch {
 	case m.interrupted && m.state == pb.JobState_JOB_STATE_COMPLETED:
@@ -362,6 +381,23 @@ func (o *operationActor) cancelProgress() {
 	}
 }
 
+// journalCompletion sends a completed job whose node waits for it to be
+// stored to the journal; the journal tells the node once it is. An
+// operation whose final status is stored needs no journal: the node is
+// told at once.
+func (o *operationActor) journalCompletion(ctx actor.Context, m *jobFinished) {
+	if m.notify == nil {
+		return
+	}
+	if o.journal == nil || o.finalStored {
+		ctx.Send(m.notify, &completionsStored{ids: []string{m.jobID}})
+		return
+	}
+	o.journaled++
+	o.uncovered = true
+	o.journal.append(o.id, m.jobID, m.notify, o.journaled)
+}
+
 // persist writes the status in a goroutine; one write at a time, the latest
 // status wins.
 func (o *operationActor) persist(ctx actor.Context) {
@@ -376,16 +412,19 @@ func (o *operationActor) persist(ctx actor.Context) {
 	o.persisting, o.dirty, o.progressUnsaved = true, false, false
 	o.writeAcks, o.waitAcks = append(o.writeAcks, o.waitAcks...), nil
 	st := o.status()
+	covers := journalCover{owed: o.uncovered, idx: o.journaled}
+	o.uncovered = false
 	self, root, store, timeout := ctx.Self(), ctx.ActorSystem().Root, o.deps.Store, o.cfg.RequestTimeout
 	go func() {
 		c, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		root.Send(self, &persisted{status: st, err: store.Put(c, st)})
+		root.Send(self, &persisted{status: st, err: store.Put(c, st), journal: covers})
 	}()
 }
 
 func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 	o.persisting = false
+	o.journalPersisted(m)
 	acks := o.writeAcks
 	o.writeAcks = nil
 	for _, ack := range acks {
@@ -427,6 +466,27 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		// Final status stored and no job left to hear from: the root keeps
 		// the status, the actor goes.
 		o.retire(ctx)
+	}
+}
+
+// journalPersisted tells the journal what a status write stored: the
+// completions it covers, or that the operation is over.
+func (o *operationActor) journalPersisted(m *persisted) {
+	if o.journal == nil || o.finalStored {
+		return
+	}
+	switch {
+	case m.err != nil && !o.acked:
+		// The first write failed: the operation is undone, never to run.
+		o.finalStored = true
+		o.journal.dropped(o.id)
+	case m.err != nil:
+		o.uncovered = o.uncovered || m.journal.owed
+	case terminalState(m.status.GetState()):
+		o.finalStored = true
+		o.journal.dropped(o.id)
+	case m.journal.owed:
+		o.journal.covered(o.id, m.journal.idx)
 	}
 }
 

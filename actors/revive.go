@@ -69,12 +69,18 @@ func (r *rootActor) reviveFailed(id string, stored *pb.OperationStatus, e *pb.Er
 			OperationId: id, From: from, To: st.GetState(), Pool: pool, Reason: "not revived", Error: st.GetError(),
 		}},
 	})
-	store, timeout, logger := r.deps.Store, r.cfg.RequestTimeout, r.cfg.Logger
+	store, timeout, logger, journal := r.deps.Store, r.cfg.RequestTimeout, r.cfg.Logger, r.sys.journal
 	go func() {
 		c, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		if err := store.Put(c, st); err != nil {
 			logger.Warn("persist operation", "operation", id, "err", err)
+			return
+		}
+		// Over and stored: the completions the journal holds for it are
+		// not needed.
+		if journal != nil {
+			journal.dropped(id)
 		}
 	}()
 }

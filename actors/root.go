@@ -250,7 +250,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	if revived != nil && revived.GetSubmitTime() != nil {
 		submitTime = revived.GetSubmitTime().AsTime()
 	}
-	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime, revived, progress, r.sys.progressWrites), inline)
+	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime, revived, progress, opShared{writes: r.sys.progressWrites, journal: r.sys.journal}), inline)
 	pid, err := ctx.SpawnNamed(props, "op:"+id)
 	if err != nil {
 		fail(pbErr(pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, "", "operation %s: %v", id, err))

@@ -47,6 +47,9 @@ type System struct {
 	// progressWrites paces the operations' writes of their completed jobs
 	// (Config.ProgressWriteRate).
 	progressWrites *rate.Limiter
+	// journal writes completions before their finish is acknowledged (nil
+	// without Deps.Journal).
+	journal *journalWriter
 }
 
 // checkTrees validates a set of trees and its default tree.
@@ -91,6 +94,18 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		s.revivalUntil = cfg.Now().Add(cfg.JobRevivalTimeout)
 		cfg.Logger.Info("revived operations wait for the nodes to report their jobs", "until", s.revivalUntil)
 	}
+	var found []JournalBatch
+	var owed map[string]bool
+	if deps.Journal != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), max(cfg.RequestTimeout, time.Minute))
+		var err error
+		found, err = deps.Journal.Load(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("load the completions journal: %w", err)
+		}
+		revived, owed = mergeJournal(revived, found, cfg.Logger)
+	}
 	c := &s.cfg
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return c.Logger.With("component", "protoactor")
@@ -114,8 +129,15 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
 		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
 	}
+	if deps.Journal != nil {
+		s.journal = newJournalWriter(deps.Journal, s.as.Root, c, found, owed)
+		s.journal.start()
+	}
 	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
 	if err != nil {
+		if s.journal != nil {
+			s.journal.close()
+		}
 		return nil, fmt.Errorf("spawn root: %w", err)
 	}
 	s.root = root
@@ -309,6 +331,9 @@ func (s *System) Stop() {
 	for _, t := range s.dir.Load().trees {
 		_ = s.as.Root.StopFuture(t.pid).Wait()
 		_ = s.as.Root.StopFuture(t.placer).Wait()
+	}
+	if s.journal != nil {
+		s.journal.close()
 	}
 	s.as.Shutdown()
 	// Every tree actor closed its writer when it stopped, handing it the

@@ -13,6 +13,10 @@ const Prefix = "sharetree.v1"
 const (
 	// EventsStream keeps every event published under Events.
 	EventsStream = "SHARETREE_EVENTS"
+	// CompletionsStream is the completions journal: completed jobs stored
+	// before their finish is acknowledged to their node (one subject,
+	// Completions).
+	CompletionsStream = "SHARETREE_COMPLETIONS"
 	// OperationsBucket holds one key per operation (its spec and state).
 	OperationsBucket = "sharetree-operations"
 	// SchedulerBucket holds the leader epoch and other scheduler-wide keys.
@@ -154,6 +158,9 @@ func Events(tree string, kind EventKind) (string, error) {
 	}
 	return join(Prefix, "events", tree, string(kind)), nil
 }
+
+// Completions is the subject of the completions journal's batches.
+func Completions() string { return join(Prefix, "journal", "completions") }
 
 // EventsAll matches every event of every tree (the stream's subject).
 func EventsAll() string { return join(Prefix, "events", ">") }

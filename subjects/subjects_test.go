@@ -57,13 +57,14 @@ func TestEventsRoundTrip(t *testing.T) {
 }
 
 func TestFixedSubjects(t *testing.T) {
-	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll()}
+	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll(), Completions()}
 	want := []string{
 		"sharetree.v1.op.submit",
 		"sharetree.v1.op.list",
 		"sharetree.v1.node.*.heartbeat",
 		"sharetree.v1.op.*.get",
 		"sharetree.v1.events.>",
+		"sharetree.v1.journal.completions",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

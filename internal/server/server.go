@@ -110,8 +110,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the trees' state: %w", err)
 	}
+	journal, err := openJournal(ctx, js, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	s.events = newEventSink(js, s.epoch, cfg.EventBuffer, cfg.Logger)
-	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, State: state, Epoch: s.epoch}
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
 	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {

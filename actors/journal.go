@@ -1,0 +1,328 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// A node's report of a completed job is acknowledged only once the
+// completion is stored: an agent forgets a finished job when it is
+// acknowledged, so a completion acknowledged and then lost in a crash
+// would run again. An operation stores its completed jobs with its status,
+// but those writes are paced (Config.ProgressPersistPeriod,
+// Config.ProgressWriteRate) and one per completion would be far too many.
+// So completions go to the completions journal first: the journalWriter
+// writes them in batches (one fsynced write carries every completion that
+// arrived while the previous one was written), tells each node actor which
+// of its jobs are stored, and the node actor acknowledges them in the next
+// response. Batches are dropped once the statuses stored since have their
+// completions (journalFloor); a restarted scheduler adds those it finds to
+// the revived operations' completed jobs (mergeJournal).
+
+const (
+	// journalMaxBatch bounds one batch's job ids (about 100 KiB, well
+	// under NATS's default 1 MiB payload limit).
+	journalMaxBatch = 4096
+	// journalTrimEvery is the least time between two trims of the journal.
+	journalTrimEvery = time.Second
+	// journalRetryMin and journalRetryMax bound the wait before a failed
+	// write is tried again (doubling).
+	journalRetryMin = 100 * time.Millisecond
+	journalRetryMax = 5 * time.Second
+)
+
+// journalKind says what a journalInput is.
+type journalKind uint8
+
+const (
+	// journalAppend: a completion to store (op, jobID, node, idx).
+	journalAppend journalKind = iota
+	// journalCovered: op's stored status has its completions up to idx.
+	journalCovered
+	// journalDropped: op is over, its final status stored.
+	journalDropped
+)
+
+// journalInput is one thing the operations and the root tell the writer, in
+// the order they told it.
+type journalInput struct {
+	kind  journalKind
+	op    string
+	jobID string
+	// node is the node actor to tell once the completion is stored.
+	node *actor.PID
+	idx  uint64
+}
+
+// completionsStored tells a node actor that completed jobs it reported are
+// in the journal: their finish can be acknowledged.
+type completionsStored struct{ ids []string }
+
+// journalWriter owns the completions journal (see the comment above).
+// append, covered and dropped may be called from any goroutine and never
+// block; one goroutine of its own writes.
+type journalWriter struct {
+	j       CompletionJournal
+	root    *actor.RootContext
+	logger  *slog.Logger
+	timeout time.Duration
+	// clock paces the trims (wall time: it decides nothing but how often
+	// the journal is asked to drop batches).
+	clock func() time.Time
+
+	mu     sync.Mutex
+	queue  []journalInput
+	closed bool
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+
+	// owed are the revived operations whose completions were found only in
+	// the journal (read-only after newJournalWriter).
+	owed map[string]bool
+
+	// Owned by run.
+	floor    journalFloor
+	next     uint64 // one past the last batch written or found
+	trimmed  uint64 // the journal holds no batch below it
+	lastTrim time.Time
+}
+
+// newJournalWriter makes the writer of journal j; found are the batches
+// the journal held at start and owed the revived operations whose
+// completions are only in them (mergeJournal): those batches are kept
+// until the operations store a status.
+func newJournalWriter(j CompletionJournal, root *actor.RootContext, cfg *Config, found []JournalBatch, owed map[string]bool) *journalWriter {
+	w := &journalWriter{j: j, root: root, logger: cfg.Logger, timeout: cfg.RequestTimeout, clock: time.Now,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), owed: owed}
+	for _, b := range found {
+		w.next = max(w.next, b.Seq+1)
+		for _, id := range b.JobIDs {
+			if ref, ok := parseJobRef(id); ok && owed[string(ref.key.Operation)] {
+				w.floor.note(string(ref.key.Operation), b.Seq, 0)
+			}
+		}
+	}
+	return w
+}
+
+// owes reports whether revived operation op's completions were found only
+// in the journal: its first status write must cover them. A nil writer
+// owes nothing.
+func (w *journalWriter) owes(op string) bool { return w != nil && w.owed[op] }
+
+// push queues an input and wakes the writer.
+func (w *journalWriter) push(in journalInput) {
+	w.mu.Lock()
+	if !w.closed {
+		w.queue = append(w.queue, in)
+	}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// append queues completion number idx of operation op, job jobID, which
+// node reported.
+func (w *journalWriter) append(op, jobID string, node *actor.PID, idx uint64) {
+	w.push(journalInput{kind: journalAppend, op: op, jobID: jobID, node: node, idx: idx})
+}
+
+// covered tells that a stored status of op has its completions numbered up
+// to idx.
+func (w *journalWriter) covered(op string, idx uint64) {
+	w.push(journalInput{kind: journalCovered, op: op, idx: idx})
+}
+
+// dropped tells that op is over (its final status stored) or will not
+// run: its completions are no longer needed.
+func (w *journalWriter) dropped(op string) { w.push(journalInput{kind: journalDropped, op: op}) }
+
+// start runs the writer's goroutine.
+func (w *journalWriter) start() { go w.run() }
+
+// close stops the writer once its write in flight (if any) ended.
+// Completions still queued are not written: their nodes were not told, so
+// they report them again to the next scheduler.
+func (w *journalWriter) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.done
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+}
+
+// take removes from the queue the inputs of the next batch: up to
+// journalMaxBatch completions and what was queued between them.
+func (w *journalWriter) take() []journalInput {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, appends := 0, 0
+	for n < len(w.queue) {
+		if w.queue[n].kind == journalAppend {
+			if appends == journalMaxBatch {
+				break
+			}
+			appends++
+		}
+		n++
+	}
+	in := make([]journalInput, n)
+	copy(in, w.queue)
+	w.queue = w.queue[n:]
+	if len(w.queue) == 0 {
+		w.queue = nil
+	}
+	return in
+}
+
+// putBack returns inputs that could not be written to the queue's front.
+func (w *journalWriter) putBack(in []journalInput) {
+	w.mu.Lock()
+	w.queue = append(in, w.queue...)
+	w.mu.Unlock()
+}
+
+func (w *journalWriter) run() {
+	defer close(w.done)
+	retry := journalRetryMin
+	var trimTimer *time.Timer
+	var trimC <-chan time.Time
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.wake:
+		case <-trimC:
+			trimC = nil
+		}
+		for {
+			in := w.take()
+			if len(in) == 0 {
+				break
+			}
+			if !w.write(in) {
+				w.putBack(in)
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(retry):
+				}
+				retry = min(2*retry, journalRetryMax)
+				continue
+			}
+			retry = journalRetryMin
+		}
+		if wait := w.trim(); wait > 0 && trimC == nil {
+			if trimTimer == nil {
+				trimTimer = time.NewTimer(wait)
+			} else {
+				trimTimer.Reset(wait)
+			}
+			trimC = trimTimer.C
+		}
+	}
+}
+
+// write stores the completions of in as one batch, then applies in, in
+// order, and tells the nodes. It reports false when the batch could not
+// be stored (nothing of in is applied then).
+func (w *journalWriter) write(in []journalInput) bool {
+	var ids []string
+	for _, x := range in {
+		if x.kind == journalAppend {
+			ids = append(ids, x.jobID)
+		}
+	}
+	var seq uint64
+	if len(ids) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+		s, err := w.j.Append(ctx, ids)
+		cancel()
+		if err != nil {
+			w.logger.Warn("completions journal: write failed; the completions wait, unacknowledged", "completions", len(ids), "err", err)
+			return false
+		}
+		seq = s
+		w.next = max(w.next, s+1)
+	}
+	// The nodes to tell, in the order they first appear.
+	var nodes []*actor.PID
+	stored := map[*actor.PID][]string{}
+	for _, x := range in {
+		switch x.kind {
+		case journalAppend:
+			w.floor.note(x.op, seq, x.idx)
+			if _, ok := stored[x.node]; !ok {
+				nodes = append(nodes, x.node)
+			}
+			stored[x.node] = append(stored[x.node], x.jobID)
+		case journalCovered:
+			w.floor.covered(x.op, x.idx)
+		case journalDropped:
+			w.floor.drop(x.op)
+		}
+	}
+	for _, pid := range nodes {
+		w.root.Send(pid, &completionsStored{ids: stored[pid]})
+	}
+	return true
+}
+
+// trim drops the batches no operation needs, at most once every
+// journalTrimEvery; it returns how long to wait before trimming what is
+// left to trim (0: nothing is).
+func (w *journalWriter) trim() time.Duration {
+	floor := w.floor.floor(w.next)
+	if floor <= w.trimmed {
+		return 0
+	}
+	now := w.clock()
+	if wait := journalTrimEvery - now.Sub(w.lastTrim); wait > 0 {
+		return wait
+	}
+	w.lastTrim = now
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
+	if err := w.j.Trim(ctx, floor); err != nil {
+		w.logger.Warn("completions journal: trim failed", "below", floor, "err", err)
+		return journalTrimEvery
+	}
+	w.trimmed = floor
+	return 0
+}
+
+// journaling reports whether completed jobs wait for the journal before
+// their finish is acknowledged.
+func (n *nodeActor) journaling() bool { return n.deps.Journal != nil }
+
+// await makes completed job id wait for the journal before its finish is
+// acknowledged.
+func (n *nodeActor) await(id string, ledger *Ledger, op scheduler.OperationID, now time.Time) {
+	if n.awaiting == nil {
+		n.awaiting = map[string]*awaitingJob{}
+	}
+	n.awaiting[id] = &awaitingJob{ledger: ledger, op: op, since: now}
+}
+
+// awaited reports whether a completed job the node reports again can be
+// acknowledged: the journal stored it, or its operation is no longer
+// scheduled and has not answered within RequestTimeout (an operation
+// actor ends only after its final status, which has every completion,
+// is stored).
+func (n *nodeActor) awaited(a *awaitingJob, now time.Time) bool {
+	return a.stored || (now.Sub(a.since) > n.cfg.RequestTimeout && !a.ledger.hasOperation(a.op))
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sharetree/sharetree/actors"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// journalMaxBytes bounds the completions journal. The scheduler drops its
+// batches as the operations store their completed jobs, so it holds what
+// completed in the last minutes; when full, new completions wait
+// (unacknowledged, so the nodes report them again) instead of old ones
+// being lost.
+const journalMaxBytes = 1 << 30
+
+// jsJournal keeps the completions journal (actors.CompletionJournal) in
+// the SHARETREE_COMPLETIONS stream. Unlike the events stream it is written
+// in the default persist mode: with Config.SyncAlways each batch is fsynced
+// before it is acknowledged, since a completion is acknowledged to its node
+// only after.
+type jsJournal struct {
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	logger *slog.Logger
+}
+
+// openJournal creates the completions journal's stream or updates its
+// limits.
+func openJournal(ctx context.Context, js jetstream.JetStream, logger *slog.Logger) (*jsJournal, error) {
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: subjects.CompletionsStream, Subjects: []string{subjects.Completions()},
+		Description: "sharetree: completed jobs stored before their finish is acknowledged to the node",
+		Retention:   jetstream.LimitsPolicy, Discard: jetstream.DiscardNew, MaxBytes: journalMaxBytes,
+		Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("completions journal: %w", err)
+	}
+	return &jsJournal{js: js, stream: s, logger: logger}, nil
+}
+
+// Append implements actors.CompletionJournal.
+func (j *jsJournal) Append(ctx context.Context, jobIDs []string) (uint64, error) {
+	data, err := proto.Marshal(&pb.CompletionBatch{JobIds: jobIDs})
+	if err != nil {
+		return 0, err
+	}
+	ack, err := j.js.Publish(ctx, subjects.Completions(), data, jetstream.WithExpectStream(subjects.CompletionsStream))
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// Trim implements actors.CompletionJournal.
+func (j *jsJournal) Trim(ctx context.Context, seq uint64) error {
+	return j.stream.Purge(ctx, jetstream.WithPurgeSequence(seq))
+}
+
+// Load implements actors.CompletionJournal: every batch, in order. A batch
+// that does not decode is skipped with a warning that names it.
+func (j *jsJournal) Load(ctx context.Context) ([]actors.JournalBatch, error) {
+	info, err := j.stream.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("completions journal: %w", err)
+	}
+	st := info.State
+	if st.Msgs == 0 {
+		return nil, nil
+	}
+	out := make([]actors.JournalBatch, 0, st.Msgs)
+	for seq := st.FirstSeq; seq <= st.LastSeq; seq++ {
+		m, err := j.stream.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("completions journal: batch %d: %w", seq, err)
+		}
+		var b pb.CompletionBatch
+		if err := proto.Unmarshal(m.Data, &b); err != nil {
+			j.logger.Warn("completions journal: a batch does not decode; its jobs run again", "stream", subjects.CompletionsStream, "seq", seq, "err", err)
+			continue
+		}
+		out = append(out, actors.JournalBatch{Seq: seq, JobIDs: b.GetJobIds()})
+	}
+	return out, nil
+}
