@@ -54,12 +54,22 @@ func (r *recordedSignals) aborted() []string {
 
 func startRevived(t *testing.T, revived ...*pb.OperationStatus) *adoptHarness {
 	t.Helper()
+	return startHarness(t, nil, revived...)
+}
+
+// startHarness is startRevived with deps changed by with (nil: none).
+func startHarness(t *testing.T, with func(*Deps), revived ...*pb.OperationStatus) *adoptHarness {
+	t.Helper()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg := DefaultConfig()
 	cfg.Now, cfg.JobRevivalTimeout = clock.Now, 10*time.Second
 	tree := TreeSpec{Name: "physical", Config: scheduler.DefaultTreeConfig()}
 	signals := &recordedSignals{}
-	sys, err := Start(cfg, Deps{Events: nopEvents{}, Signals: signals, Store: memStore{}, Epoch: 2}, []TreeSpec{tree}, "physical", revived)
+	deps := Deps{Events: nopEvents{}, Signals: signals, Store: memStore{}, Epoch: 2}
+	if with != nil {
+		with(&deps)
+	}
+	sys, err := Start(cfg, deps, []TreeSpec{tree}, "physical", revived)
 	if err != nil {
 		t.Fatal(err)
 	}

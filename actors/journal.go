@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -92,6 +93,9 @@ type journalWriter struct {
 	next     uint64 // one past the last batch written or found
 	trimmed  uint64 // the journal holds no batch below it
 	lastTrim time.Time
+	// rounds counts the writer's passes over its queue (the first, at
+	// start, trims what no revived operation needs).
+	rounds atomic.Uint64
 }
 
 // newJournalWriter makes the writer of journal j; found are the batches
@@ -109,6 +113,7 @@ func newJournalWriter(j CompletionJournal, root *actor.RootContext, cfg *Config,
 			}
 		}
 	}
+	w.wake <- struct{}{} // a first pass trims what nothing needs
 	return w
 }
 
@@ -234,6 +239,7 @@ func (w *journalWriter) run() {
 			}
 			trimC = trimTimer.C
 		}
+		w.rounds.Add(1)
 	}
 }
 

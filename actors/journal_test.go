@@ -1,0 +1,197 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sharetree/sharetree/internal/testutil"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+)
+
+// memJournal is an in-memory CompletionJournal whose writes can be made to
+// fail, as a store that is down.
+type memJournal struct {
+	mu      sync.Mutex
+	batches []JournalBatch
+	next    uint64
+	down    bool
+	trimmed uint64 // the highest Trim asked
+}
+
+func newMemJournal(found ...[]string) *memJournal {
+	j := &memJournal{next: 1}
+	for _, ids := range found {
+		j.batches = append(j.batches, JournalBatch{Seq: j.next, JobIDs: ids})
+		j.next++
+	}
+	return j
+}
+
+func (j *memJournal) Append(_ context.Context, ids []string) (uint64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.down {
+		return 0, errors.New("store down")
+	}
+	seq := j.next
+	j.next++
+	j.batches = append(j.batches, JournalBatch{Seq: seq, JobIDs: slices.Clone(ids)})
+	return seq, nil
+}
+
+func (j *memJournal) Trim(_ context.Context, seq uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.trimmed = max(j.trimmed, seq)
+	j.batches = slices.DeleteFunc(j.batches, func(b JournalBatch) bool { return b.Seq < seq })
+	return nil
+}
+
+func (j *memJournal) Load(context.Context) ([]JournalBatch, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.batches), nil
+}
+
+func (j *memJournal) setDown(down bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.down = down
+}
+
+// jobIDs lists the job ids the journal holds, in order.
+func (j *memJournal) jobIDs() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, b := range j.batches {
+		out = append(out, b.JobIDs...)
+	}
+	return out
+}
+
+func acks(r *pb.HeartbeatResponse) []string { return r.GetAcknowledgedFinishedJobs() }
+
+// A completed job's finish is acknowledged only once the journal stored
+// it; a failed one at once. The journal keeps the completion until the
+// operation's status has it.
+func TestCompletionAcknowledgedOnceStored(t *testing.T) {
+	j := newMemJournal()
+	h := startHarness(t, func(d *Deps) { d.Journal = j })
+	submitted := make(chan string, 1)
+	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 2).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
+		if e != nil {
+			t.Errorf("submit: %v", e)
+		}
+		submitted <- r.GetOperationId()
+	}})
+	op := await(t, submitted, "submission")
+	var started []string
+	testutil.WaitFor(t, 10*time.Second, "both jobs to start", func() bool {
+		started = append(started, startIDs(h.beat("n1", started, nil))...)
+		return len(started) == 2
+	})
+	a, b := started[0], started[1]
+
+	// The store is down: the completion waits, unacknowledged, however
+	// often the node reports it; a failure is acknowledged at once.
+	j.setDown(true)
+	if got := acks(h.beat("n1", []string{b}, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED})); len(got) != 0 {
+		t.Fatalf("acknowledged %v with the journal down", got)
+	}
+	h.waitJobs(op, 1, 1)
+	for range 3 {
+		if got := acks(h.beat("n1", []string{b}, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED})); len(got) != 0 {
+			t.Fatalf("acknowledged %v with the journal down", got)
+		}
+	}
+	if got := acks(h.beat("n1", nil, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED, b: pb.JobState_JOB_STATE_FAILED})); !cmp.Equal(got, []string{b}) {
+		t.Fatalf("acknowledged %v; want the failed job %s only", got, b)
+	}
+
+	// The store is back: the next report of the completion is acknowledged.
+	j.setDown(false)
+	testutil.WaitFor(t, 10*time.Second, "the completion to be acknowledged once stored", func() bool {
+		return slices.Contains(acks(h.beat("n1", nil, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED})), a)
+	})
+	if diff := cmp.Diff([]string{a}, j.jobIDs()); diff != "" {
+		t.Errorf("journal (-want +got):\n%s", diff)
+	}
+	if j.trimmed > 1 {
+		t.Errorf("the journal was trimmed below %d while the operation's status does not have its completion", j.trimmed)
+	}
+
+	// The failed job runs again and completes: the operation is over, its
+	// final status stored, and the journal is trimmed.
+	var retry []string
+	testutil.WaitFor(t, 10*time.Second, "the failed job's retry to start", func() bool {
+		retry = startIDs(h.beat("n1", nil, nil))
+		return len(retry) == 1
+	})
+	h.beat("n1", retry, nil)
+	h.beat("n1", nil, map[string]pb.JobState{retry[0]: pb.JobState_JOB_STATE_COMPLETED})
+	testutil.WaitFor(t, 10*time.Second, "the operation to complete", func() bool {
+		return h.status(op).GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
+	})
+	testutil.WaitFor(t, 10*time.Second, "the journal to be trimmed", func() bool {
+		return len(j.jobIDs()) == 0
+	})
+}
+
+// heldStore is an OperationStore whose writes wait until released.
+type heldStore struct {
+	release chan struct{}
+	waiting atomic.Int32
+}
+
+func (s *heldStore) Put(ctx context.Context, _ *pb.OperationStatus) error {
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *heldStore) List(context.Context) ([]*pb.OperationStatus, error) { return nil, nil }
+
+// A restarted scheduler adds the completions the journal holds to its
+// revived operations: they do not run again. Ids that are not jobs of the
+// operation are skipped. The journal keeps the batches until the
+// operation stored them in its status, and trims them after.
+func TestRevivalAddsJournaledCompletions(t *testing.T) {
+	j := newMemJournal([]string{"op-1-1.0.0.0", "not-a-job", "op-1-1.0.9.0"}, []string{"op-1-1.0.2.1", "op-gone-3.0.0.0"})
+	store := &heldStore{release: make(chan struct{})}
+	h := startHarness(t, func(d *Deps) { d.Journal, d.Store = j, store }, revivedOp("op-1-1", 4))
+	testutil.WaitFor(t, 10*time.Second, "the revived operation's first write to wait and the journal's first pass", func() bool {
+		return store.waiting.Load() > 0 && h.sys.journal.rounds.Load() > 0
+	})
+	want := []string{"op-1-1.0.0.0", "not-a-job", "op-1-1.0.9.0", "op-1-1.0.2.1", "op-gone-3.0.0.0"}
+	if diff := cmp.Diff(want, j.jobIDs()); diff != "" {
+		t.Fatalf("journal before the operation stored a status (-want +got):\n%s", diff)
+	}
+	close(store.release)
+	h.clock.advance(11 * time.Second) // past the revival window
+	h.waitJobs("op-1-1", 0, 2)
+	var started []string
+	testutil.WaitFor(t, 10*time.Second, "the jobs not in the journal to start", func() bool {
+		started = append(started, startIDs(h.beat("n1", started, nil))...)
+		return len(started) >= 2
+	})
+	slices.Sort(started)
+	if diff := cmp.Diff([]string{"op-1-1.0.1.0", "op-1-1.0.3.0"}, started); diff != "" {
+		t.Errorf("jobs started (-want +got):\n%s", diff)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the journal to be trimmed once the status has its completions", func() bool {
+		return len(j.jobIDs()) == 0
+	})
+}
