@@ -96,6 +96,28 @@ type journalWriter struct {
 	// rounds counts the writer's passes over its queue (the first, at
 	// start, trims what no revived operation needs).
 	rounds atomic.Uint64
+	// Counters for JournalStats.
+	batches, completions, failures, trims atomic.Uint64
+	queued, needing                       atomic.Int64
+}
+
+// JournalStats are the completions journal's counters (System.JournalStats).
+type JournalStats struct {
+	// Batches and Completions count the batches written and the
+	// completions in them; WriteFailures the writes that failed (their
+	// completions wait and are written again).
+	Batches, Completions, WriteFailures uint64
+	// Trims counts the trims of batches no operation needs any more.
+	Trims uint64
+	// Queued is how many inputs wait to be written; Needing how many
+	// operations have completions only in the journal.
+	Queued, Needing int64
+}
+
+// stats returns the writer's counters.
+func (w *journalWriter) stats() JournalStats {
+	return JournalStats{Batches: w.batches.Load(), Completions: w.completions.Load(), WriteFailures: w.failures.Load(),
+		Trims: w.trims.Load(), Queued: w.queued.Load(), Needing: w.needing.Load()}
 }
 
 // newJournalWriter makes the writer of journal j; found are the batches
@@ -113,6 +135,7 @@ func newJournalWriter(j CompletionJournal, root *actor.RootContext, cfg *Config,
 			}
 		}
 	}
+	w.needing.Store(int64(w.floor.needing()))
 	w.wake <- struct{}{} // a first pass trims what nothing needs
 	return w
 }
@@ -127,6 +150,7 @@ func (w *journalWriter) push(in journalInput) {
 	w.mu.Lock()
 	if !w.closed {
 		w.queue = append(w.queue, in)
+		w.queued.Store(int64(len(w.queue)))
 	}
 	w.mu.Unlock()
 	select {
@@ -191,6 +215,7 @@ func (w *journalWriter) take() []journalInput {
 	if len(w.queue) == 0 {
 		w.queue = nil
 	}
+	w.queued.Store(int64(len(w.queue)))
 	return in
 }
 
@@ -198,6 +223,7 @@ func (w *journalWriter) take() []journalInput {
 func (w *journalWriter) putBack(in []journalInput) {
 	w.mu.Lock()
 	w.queue = append(in, w.queue...)
+	w.queued.Store(int64(len(w.queue)))
 	w.mu.Unlock()
 }
 
@@ -259,11 +285,14 @@ func (w *journalWriter) write(in []journalInput) bool {
 		s, err := w.j.Append(ctx, ids)
 		cancel()
 		if err != nil {
+			w.failures.Add(1)
 			w.logger.Warn("completions journal: write failed; the completions wait, unacknowledged", "completions", len(ids), "err", err)
 			return false
 		}
 		seq = s
 		w.next = max(w.next, s+1)
+		w.batches.Add(1)
+		w.completions.Add(uint64(len(ids)))
 	}
 	// The nodes to tell, in the order they first appear.
 	var nodes []*actor.PID
@@ -282,6 +311,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 			w.floor.drop(x.op)
 		}
 	}
+	w.needing.Store(int64(w.floor.needing()))
 	for _, pid := range nodes {
 		w.root.Send(pid, &completionsStored{ids: stored[pid]})
 	}
@@ -308,6 +338,7 @@ func (w *journalWriter) trim() time.Duration {
 		return journalTrimEvery
 	}
 	w.trimmed = floor
+	w.trims.Add(1)
 	return 0
 }
 

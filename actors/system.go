@@ -317,6 +317,15 @@ func (s *System) ApplyTrees(trees []TreeSpec, defaultTree string, timeout time.D
 	}
 }
 
+// JournalStats returns the completions journal's counters; false when the
+// scheduler has no journal (Deps.Journal nil).
+func (s *System) JournalStats() (JournalStats, bool) {
+	if s.journal == nil {
+		return JournalStats{}, false
+	}
+	return s.journal.stats(), true
+}
+
 // NodeCount is the number of node sessions.
 func (s *System) NodeCount() int { return s.router.count() }
 

@@ -19,6 +19,14 @@ type Collector struct {
 	updates, updateFailures, lastUpdate     *prometheus.Desc
 	results, stateWrites                    *prometheus.Desc
 	updateOperations                        *prometheus.Desc
+	journalBatches, journalCompletions      *prometheus.Desc
+	journalFailures, journalTrims           *prometheus.Desc
+	journalQueued, journalNeeding           *prometheus.Desc
+}
+
+// journalSource is a Source that has a completions journal.
+type journalSource interface {
+	JournalStats() (actors.JournalStats, bool)
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -51,13 +59,26 @@ func NewCollector(o *Orchid) *Collector {
 			"Operations the tree's completed updates read, by whether the engine computed them afresh (recomputed: inputs changed, new, or the tree's structure changed) or carried them over from the update before (kept).", []string{"tree", "outcome"}, nil),
 		stateWrites: prometheus.NewDesc("sharetree_tree_state_writes_total",
 			"Writes of the tree's state (integral pools' accumulated volumes) to the scheduler bucket, by outcome (ok, failed).", []string{"tree", "outcome"}, nil),
+		journalBatches: prometheus.NewDesc("sharetree_journal_batches_total",
+			"Batches written to the completions journal (each one fsynced write).", nil, nil),
+		journalCompletions: prometheus.NewDesc("sharetree_journal_completions_total",
+			"Completed jobs written to the completions journal before their finish was acknowledged.", nil, nil),
+		journalFailures: prometheus.NewDesc("sharetree_journal_write_failures_total",
+			"Completions journal writes that failed (their completions wait, unacknowledged, and are written again).", nil, nil),
+		journalTrims: prometheus.NewDesc("sharetree_journal_trims_total",
+			"Trims of completions journal batches that no operation needs any more.", nil, nil),
+		journalQueued: prometheus.NewDesc("sharetree_journal_queued",
+			"Completions (and operations' write reports) waiting to be written to the journal.", nil, nil),
+		journalNeeding: prometheus.NewDesc("sharetree_journal_operations_needing",
+			"Operations with completions that only the journal holds (not yet in a stored status).", nil, nil),
 	}
 }
 
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
-		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.updateOperations, c.stateWrites} {
+		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.updateOperations, c.stateWrites,
+		c.journalBatches, c.journalCompletions, c.journalFailures, c.journalTrims, c.journalQueued, c.journalNeeding} {
 		ch <- d
 	}
 }
@@ -67,6 +88,19 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if js, ok := c.o.src.(journalSource); ok {
+		if st, ok := js.JournalStats(); ok {
+			counter := func(d *prometheus.Desc, v uint64) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+			}
+			counter(c.journalBatches, st.Batches)
+			counter(c.journalCompletions, st.Completions)
+			counter(c.journalFailures, st.WriteFailures)
+			counter(c.journalTrims, st.Trims)
+			gauge(c.journalQueued, float64(st.Queued))
+			gauge(c.journalNeeding, float64(st.Needing))
+		}
 	}
 	for _, tree := range c.o.src.Trees() {
 		in, err := c.o.src.Introspect(tree, actors.Scope{})

@@ -335,6 +335,12 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_tree_fair_share_results_total{source="recycled",tree="physical"}`,
 		`sharetree_tree_fair_share_update_operations_total{outcome="recomputed",tree="physical"}`,
 		`sharetree_tree_fair_share_update_operations_total{outcome="kept",tree="physical"}`,
+		`sharetree_journal_batches_total `,
+		`sharetree_journal_completions_total `,
+		`sharetree_journal_write_failures_total 0`,
+		`sharetree_journal_trims_total `,
+		`sharetree_journal_queued `,
+		`sharetree_journal_operations_needing `,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)
