@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -43,24 +40,7 @@ func journalBatches(t *testing.T, nc *nats.Conn) uint64 {
 // writes here are an hour apart): the completions journal has it. Once the
 // operation is over, the journal is empty again.
 func TestAcknowledgedCompletionsSurviveARestart(t *testing.T) {
-	dir := t.TempDir()
-	port := -1
-	start := func() (*server.Server, *nats.Conn) {
-		return servertest.Start(t, treesYAML, func(c *server.Config) {
-			c.DataDir, c.Port = dir, port
-			c.Actors.HeartbeatPeriod = 50 * time.Millisecond
-			c.Actors.JobRevivalTimeout = time.Second
-			c.Actors.ProgressPersistPeriod = time.Hour
-		})
-	}
-	srv, nc := start()
-	u, err := url.Parse(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if port, err = strconv.Atoi(u.Port()); err != nil {
-		t.Fatal(err)
-	}
+	start, srv, nc := restartable(t, time.Hour)
 	// One slot: the jobs run one after the other.
 	agent := servertest.StartAgent(t, srv.URL(), "node-0", scheduler.Resources{scheduler.CPU: 1, scheduler.UserSlots: 1})
 	cl := client.New(nc, 5*time.Second)
