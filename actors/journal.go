@@ -318,19 +318,20 @@ func (w *journalWriter) write(in []journalInput) bool {
 	return true
 }
 
-// trim drops the batches no operation needs, at most once every
-// journalTrimEvery; it returns how long to wait before trimming what is
-// left to trim (0: nothing is).
+// trim drops the batches no operation needs. It looks for them at most
+// once every journalTrimEvery (the floor walks every operation that needs
+// a batch, and a busy writer writes hundreds of batches a second); it
+// returns how long to wait before looking again (0: nothing to trim).
 func (w *journalWriter) trim() time.Duration {
-	floor := w.floor.floor(w.next)
-	if floor <= w.trimmed {
-		return 0
-	}
 	now := w.clock()
 	if wait := journalTrimEvery - now.Sub(w.lastTrim); wait > 0 {
 		return wait
 	}
 	w.lastTrim = now
+	floor := w.floor.floor(w.next)
+	if floor <= w.trimmed {
+		return 0
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
 	if err := w.j.Trim(ctx, floor); err != nil {
