@@ -84,6 +84,15 @@ func (s *service) heartbeat(req micro.Request) {
 			Message: fmt.Sprintf("heartbeat on the subject of node %q claims node %q", node, hb.GetNodeId())})
 		return
 	}
+	for i, f := range hb.GetFinishedJobs() {
+		switch f.GetState() {
+		case pb.JobState_JOB_STATE_COMPLETED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_ABORTED:
+		default:
+			s.fail(req, invalid(fmt.Sprintf("finished_jobs[%d].state", i), "finished job %q of node %q is in state %v; a finished job is completed, failed or aborted",
+				f.GetJobId(), node, f.GetState()))
+			return
+		}
+	}
 	s.sys.Heartbeat(&actors.NodeHeartbeat{Heartbeat: hb, Reply: reply[*pb.HeartbeatResponse](s, req)})
 }
 
