@@ -113,6 +113,18 @@ func (s *service) list(req micro.Request) {
 		s.fail(req, invalid("limit", "limit must be >= 0, got %d", in.GetLimit()))
 		return
 	}
+	for i, st := range in.GetStates() {
+		if _, ok := pb.OperationState_name[int32(st)]; !ok || st == pb.OperationState_OPERATION_STATE_UNSPECIFIED {
+			s.fail(req, invalid(fmt.Sprintf("states[%d]", i), "%v is not an operation state; want pending, running, completed, failed or aborted", st))
+			return
+		}
+	}
+	if p := in.GetPool(); p != "" {
+		if err := subjects.ValidateToken("pool", p); err != nil {
+			s.fail(req, invalid("pool", "%v", err))
+			return
+		}
+	}
 	s.sys.List(&actors.ListOperations{Request: in, Reply: reply[*pb.ListOperationsResponse](s, req)})
 }
 
