@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -145,7 +146,9 @@ func decodeResponse(m *nats.Msg) (*pb.HeartbeatResponse, error) {
 
 // buildHeartbeat takes the next sequence number and reports the full state.
 // Finished jobs that would push the heartbeat over maxPayload bytes are left
-// for later heartbeats (they stay kept); dropped says how many.
+// for later heartbeats (they stay kept); dropped says how many. One that
+// would not fit even alone goes with its log tail cut to fit (its end kept;
+// the kept job keeps the whole tail), so that it is ever reported.
 func (a *Agent) buildHeartbeat(maxPayload int64) (hb *pb.Heartbeat, dropped int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,17 +172,40 @@ func (a *Agent) buildHeartbeat(maxPayload int64) (hb *pb.Heartbeat, dropped int)
 		})
 	}
 	hb.ResourceUsage = wire.ToResources(usage)
-	budget := maxPayload - int64(proto.Size(hb)) - 1024 // slack for headers and field tags
-	ids := slices.Sorted(maps.Keys(a.finished))
-	for i, id := range ids {
+	room := maxPayload - int64(proto.Size(hb)) - 1024 // slack for headers and field tags
+	budget := room
+	for _, id := range slices.Sorted(maps.Keys(a.finished)) {
 		fj := a.finished[id]
-		budget -= int64(proto.Size(fj)) + 8
-		if budget < 0 && maxPayload > 0 {
-			return hb, len(ids) - i
+		size := int64(proto.Size(fj)) + 8
+		if maxPayload > 0 && size > room {
+			fj = cutLogTail(fj, size-room)
+			size = int64(proto.Size(fj)) + 8
 		}
+		if maxPayload > 0 && size > budget {
+			dropped++
+			continue
+		}
+		budget -= size
 		hb.FinishedJobs = append(hb.FinishedJobs, fj)
 	}
-	return hb, 0
+	return hb, dropped
+}
+
+// cutLogTail returns a copy of fj whose log tail is at least n bytes
+// shorter (its end kept, cut at a rune boundary), or fj when its tail is
+// not that long.
+func cutLogTail(fj *pb.FinishedJob, n int64) *pb.FinishedJob {
+	tail := fj.GetLogTail()
+	if n > int64(len(tail)) {
+		return fj
+	}
+	k := int(n)
+	for k < len(tail) && !utf8.RuneStart(tail[k]) {
+		k++
+	}
+	out := proto.Clone(fj).(*pb.FinishedJob)
+	out.LogTail = tail[k:]
+	return out
 }
 
 // applyResponse applies a response unless it comes from an older leader

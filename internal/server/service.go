@@ -84,6 +84,15 @@ func (s *service) heartbeat(req micro.Request) {
 			Message: fmt.Sprintf("heartbeat on the subject of node %q claims node %q", node, hb.GetNodeId())})
 		return
 	}
+	for i, f := range hb.GetFinishedJobs() {
+		switch f.GetState() {
+		case pb.JobState_JOB_STATE_COMPLETED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_ABORTED:
+		default:
+			s.fail(req, invalid(fmt.Sprintf("finished_jobs[%d].state", i), "finished job %q of node %q is in state %v; a finished job is completed, failed or aborted",
+				f.GetJobId(), node, f.GetState()))
+			return
+		}
+	}
 	s.sys.Heartbeat(&actors.NodeHeartbeat{Heartbeat: hb, Reply: reply[*pb.HeartbeatResponse](s, req)})
 }
 
@@ -103,6 +112,18 @@ func (s *service) list(req micro.Request) {
 	if in.GetLimit() < 0 {
 		s.fail(req, invalid("limit", "limit must be >= 0, got %d", in.GetLimit()))
 		return
+	}
+	for i, st := range in.GetStates() {
+		if _, ok := pb.OperationState_name[int32(st)]; !ok || st == pb.OperationState_OPERATION_STATE_UNSPECIFIED {
+			s.fail(req, invalid(fmt.Sprintf("states[%d]", i), "%v is not an operation state; want pending, running, completed, failed or aborted", st))
+			return
+		}
+	}
+	if p := in.GetPool(); p != "" {
+		if err := subjects.ValidateToken("pool", p); err != nil {
+			s.fail(req, invalid("pool", "%v", err))
+			return
+		}
 	}
 	s.sys.List(&actors.ListOperations{Request: in, Reply: reply[*pb.ListOperationsResponse](s, req)})
 }
