@@ -42,6 +42,10 @@ type job struct {
 	killTimer       *time.Timer // kills the job when the interruption times out
 	timedOut        bool        // killed by killTimer
 	abortReason     string      // set when aborted (or killed at shutdown)
+	// exited is set once a command job's process has exited (and been
+	// reaped): its result is then decided by how it exited, and a later
+	// abort, interrupt or interruption timeout no longer changes it.
+	exited bool
 }
 
 // startLocked starts a job from jobs_to_start, unless a job with its id is
@@ -88,7 +92,7 @@ func (a *Agent) startLocked(spec *pb.JobSpec) {
 // finished jobs are ignored.
 func (a *Agent) abortLocked(id, reason string) {
 	j := a.running[id]
-	if j == nil || j.abortReason != "" {
+	if j == nil || j.abortReason != "" || j.exited {
 		return
 	}
 	if reason == "" {
@@ -107,7 +111,7 @@ func (a *Agent) abortLocked(id, reason string) {
 // running from the first).
 func (a *Agent) interruptLocked(in *pb.JobInterrupt) {
 	j := a.running[in.GetJobId()]
-	if j == nil || j.interrupted || j.abortReason != "" {
+	if j == nil || j.interrupted || j.abortReason != "" || j.exited {
 		return
 	}
 	j.interrupted, j.interruptReason = true, in.GetReason()
@@ -129,7 +133,7 @@ func (a *Agent) interruptLocked(in *pb.JobInterrupt) {
 func (a *Agent) interruptTimedOut(j *job) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.running[j.id] != j || j.abortReason != "" {
+	if a.running[j.id] != j || j.abortReason != "" || j.exited {
 		return
 	}
 	j.timedOut = true
@@ -194,7 +198,7 @@ func (a *Agent) stopJobs() {
 			a.finishLocked(j, pb.JobState_JOB_STATE_ABORTED, 0, reasonAgentStopped, j.interrupted)
 			continue
 		}
-		if j.abortReason == "" {
+		if j.abortReason == "" && !j.exited {
 			j.abortReason = reasonAgentStopped
 		}
 		a.killGroup(j, syscall.SIGKILL)

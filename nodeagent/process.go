@@ -78,6 +78,9 @@ func (a *Agent) startProcessLocked(j *job, c *pb.Command) error {
 // collects the output and records the result.
 func (a *Agent) waitProcess(j *job, cmd *exec.Cmd, out *os.File, copied <-chan struct{}) {
 	waitErr := cmd.Wait()
+	a.mu.Lock()
+	j.exited = true // how it exited decides its result from here on
+	a.mu.Unlock()
 	a.killGroup(j, syscall.SIGKILL) // leftovers of the job die with it
 	select {
 	case <-copied:
