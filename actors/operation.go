@@ -297,6 +297,11 @@ func (o *operationActor) finish(ctx actor.Context, to pb.OperationState, err *pb
 	o.err = err
 	o.finished = o.cfg.Now()
 	for _, t := range o.trees {
+		if o.journal != nil && !o.finalStored {
+			// Its nodes' completions wait for the journal or the final
+			// status (awaited), not for it to leave the ledger.
+			t.ledger.markUnsettled(scheduler.OperationID(o.id))
+		}
 		for _, j := range t.ledger.runningJobRefs(scheduler.OperationID(o.id)) {
 			o.deps.Signals.Signal(string(j.node), &pb.JobSignal{
 				LeaderEpoch: o.deps.Epoch,
@@ -487,6 +492,11 @@ func (o *operationActor) journalPersisted(m *persisted) {
 		o.journal.dropped(o.id)
 	case m.journal.owed:
 		o.journal.covered(o.id, m.journal.idx)
+	}
+	if o.finalStored {
+		for _, t := range o.trees {
+			t.ledger.markSettled(scheduler.OperationID(o.id))
+		}
 	}
 }
 
