@@ -102,7 +102,14 @@ func (o *operationActor) onUpdate(ctx actor.Context, m *UpdateOperation) {
 		}
 		old, _ := treeOptions(o.spec, t.name)
 		id := scheduler.OperationID(o.id)
-		msgs = append(msgs, &updateInTree{id: id, pool: nw.pool, poolField: strings.TrimPrefix(nw.poolField, "spec."), weight: nw.weight, limits: nw.limits})
+		pool := nw.pool
+		if pool == old.pool {
+			// The update leaves the pool alone: the operation stays where
+			// it runs, which its spec does not always name (its user's
+			// ephemeral pool, an offloading tree's pool).
+			pool = t.pool
+		}
+		msgs = append(msgs, &updateInTree{id: id, pool: pool, poolField: strings.TrimPrefix(nw.poolField, "spec."), weight: nw.weight, limits: nw.limits})
 		undo = append(undo, &updateInTree{id: id, pool: t.pool, poolField: old.poolField, weight: old.weight, limits: old.limits})
 	}
 	o.updating = true
