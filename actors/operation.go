@@ -194,6 +194,17 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	}
 	// An offloading tree that refused is not one of the operation's trees.
 	o.trees = slices.DeleteFunc(o.trees, func(t *opTree) bool { return skipped[t.name] })
+	if o.terminal() {
+		// It finished while its trees admitted it (a revived operation
+		// aborted, or its last job reported, meanwhile): it stays
+		// finished, and the trees that admitted it after they were told
+		// it was done forget it now.
+		for _, t := range o.trees {
+			ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
+		}
+		o.persist(ctx)
+		return
+	}
 	for _, t := range o.trees {
 		if t.running {
 			o.state = pb.OperationState_OPERATION_STATE_RUNNING
