@@ -122,8 +122,9 @@ func (o *operationActor) updateChain(ctx actor.Context, m *UpdateOperation, next
 		o.updated(ctx, m, next, msgs, results)
 		return
 	}
-	fail := func(e *pb.Error) {
-		for k := range i {
+	// fail undoes the update in the first n trees.
+	fail := func(n int, e *pb.Error) {
+		for k := range n {
 			ctx.Send(o.trees[k].pid, undo[k])
 		}
 		m.Reply(nil, e)
@@ -132,16 +133,17 @@ func (o *operationActor) updateChain(ctx actor.Context, m *UpdateOperation, next
 	f := ctx.RequestFuture(o.trees[i].pid, msgs[i], o.cfg.RequestTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if err != nil {
-			fail(pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", o.trees[i].name, err))
+			// The tree may still apply it, late: it is undone after.
+			fail(i+1, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", o.trees[i].name, err))
 			return
 		}
 		r, ok := res.(*updateInTreeResult)
 		if !ok {
-			fail(pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", o.trees[i].name, res))
+			fail(i, pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", o.trees[i].name, res))
 			return
 		}
 		if r.err != nil {
-			fail(r.err)
+			fail(i, r.err)
 			return
 		}
 		o.updateChain(ctx, m, next, msgs, undo, append(results, r))

@@ -11,15 +11,21 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// gatedFairShareEvents holds the first fair-share event (and with it the
-// tree actor publishing it) until released.
+// gatedFairShareEvents holds the first fair-share event published once
+// armed (and with it the tree actor publishing it) until released.
 type gatedFairShareEvents struct {
 	entered, release chan struct{}
-	once             atomic.Bool
+	armed, once      atomic.Bool
+}
+
+func newGatedFairShareEvents(armed bool) *gatedFairShareEvents {
+	g := &gatedFairShareEvents{entered: make(chan struct{}), release: make(chan struct{})}
+	g.armed.Store(armed)
+	return g
 }
 
 func (g *gatedFairShareEvents) Publish(_ string, kind subjects.EventKind, _ *pb.Event) {
-	if kind == subjects.EventFairShare && g.once.CompareAndSwap(false, true) {
+	if kind == subjects.EventFairShare && g.armed.Load() && g.once.CompareAndSwap(false, true) {
 		close(g.entered)
 		<-g.release
 	}
@@ -32,7 +38,7 @@ func (g *gatedFairShareEvents) Publish(_ string, kind subjects.EventKind, _ *pb.
 func TestAdmissionGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RequestTimeout = 100 * time.Millisecond
-	events := &gatedFairShareEvents{entered: make(chan struct{}), release: make(chan struct{})}
+	events := newGatedFairShareEvents(true)
 	deps := Deps{Events: events, Signals: nopSignals{}, Store: memStore{}, Epoch: 2}
 	sys, err := Start(cfg, deps, []TreeSpec{{Name: "physical", Config: scheduler.DefaultTreeConfig()}}, "physical", nil)
 	if err != nil {
