@@ -357,10 +357,11 @@ func (n *nodeActor) await(id string, ledger *Ledger, op scheduler.OperationID, n
 }
 
 // awaited reports whether a completed job the node reports again can be
-// acknowledged: the journal stored it, or its operation is no longer
-// scheduled and has not answered within RequestTimeout (an operation
-// actor ends only after its final status, which has every completion,
-// is stored).
+// acknowledged: the journal stored it, or its operation is over, its final
+// status stored, and it has not answered within RequestTimeout (an
+// operation actor ends only after its final status, which has every
+// completion, is stored). An operation leaves its ledger as it finishes,
+// before its final status is stored: until then its completions wait.
 func (n *nodeActor) awaited(a *awaitingJob, now time.Time) bool {
-	return a.stored || (now.Sub(a.since) > n.cfg.RequestTimeout && !a.ledger.hasOperation(a.op))
+	return a.stored || (now.Sub(a.since) > n.cfg.RequestTimeout && !a.ledger.needsCompletions(a.op))
 }

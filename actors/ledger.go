@@ -58,6 +58,10 @@ type Ledger struct {
 	// operations it revived (zero: it holds none; see adopt.go). The
 	// placement holds them; none is held once it is zero.
 	revivalUntil time.Time
+	// unsettled are the operations that finished (they left ops) and
+	// whose final status is not stored yet: their completions still need
+	// the journal (see nodeActor.awaited).
+	unsettled map[scheduler.OperationID]bool
 }
 
 // newLedger makes a tree's ledger; revivalUntil is when a restarted
@@ -370,6 +374,34 @@ func (l *Ledger) moveOperation(id scheduler.OperationID, pool scheduler.PoolID) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.p.MoveOperation(id, pool)
+}
+
+// markUnsettled records that an operation finishes: until markSettled,
+// its final status is not stored.
+func (l *Ledger) markUnsettled(id scheduler.OperationID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.unsettled == nil {
+		l.unsettled = map[scheduler.OperationID]bool{}
+	}
+	l.unsettled[id] = true
+}
+
+// markSettled records that a finished operation's final status is stored.
+func (l *Ledger) markSettled(id scheduler.OperationID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.unsettled, id)
+}
+
+// needsCompletions reports whether an operation still needs its
+// completions stored: it is scheduled, or finished without its final
+// status stored yet.
+func (l *Ledger) needsCompletions(id scheduler.OperationID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ops[id]
+	return ok || l.unsettled[id]
 }
 
 // hasOperation reports whether an operation is still scheduled.

@@ -194,6 +194,17 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 	}
 	// An offloading tree that refused is not one of the operation's trees.
 	o.trees = slices.DeleteFunc(o.trees, func(t *opTree) bool { return skipped[t.name] })
+	if o.terminal() {
+		// It finished while its trees admitted it (a revived operation
+		// aborted, or its last job reported, meanwhile): it stays
+		// finished, and the trees that admitted it after they were told
+		// it was done forget it now.
+		for _, t := range o.trees {
+			ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(o.id)})
+		}
+		o.persist(ctx)
+		return
+	}
 	for _, t := range o.trees {
 		if t.running {
 			o.state = pb.OperationState_OPERATION_STATE_RUNNING
@@ -297,6 +308,11 @@ func (o *operationActor) finish(ctx actor.Context, to pb.OperationState, err *pb
 	o.err = err
 	o.finished = o.cfg.Now()
 	for _, t := range o.trees {
+		if o.journal != nil && !o.finalStored {
+			// Its nodes' completions wait for the journal or the final
+			// status (awaited), not for it to leave the ledger.
+			t.ledger.markUnsettled(scheduler.OperationID(o.id))
+		}
 		for _, j := range t.ledger.runningJobRefs(scheduler.OperationID(o.id)) {
 			o.deps.Signals.Signal(string(j.node), &pb.JobSignal{
 				LeaderEpoch: o.deps.Epoch,
@@ -487,6 +503,11 @@ func (o *operationActor) journalPersisted(m *persisted) {
 		o.journal.dropped(o.id)
 	case m.journal.owed:
 		o.journal.covered(o.id, m.journal.idx)
+	}
+	if o.finalStored {
+		for _, t := range o.trees {
+			t.ledger.markSettled(scheduler.OperationID(o.id))
+		}
 	}
 }
 

@@ -102,7 +102,14 @@ func (o *operationActor) onUpdate(ctx actor.Context, m *UpdateOperation) {
 		}
 		old, _ := treeOptions(o.spec, t.name)
 		id := scheduler.OperationID(o.id)
-		msgs = append(msgs, &updateInTree{id: id, pool: nw.pool, poolField: strings.TrimPrefix(nw.poolField, "spec."), weight: nw.weight, limits: nw.limits})
+		pool := nw.pool
+		if pool == old.pool {
+			// The update leaves the pool alone: the operation stays where
+			// it runs, which its spec does not always name (its user's
+			// ephemeral pool, an offloading tree's pool).
+			pool = t.pool
+		}
+		msgs = append(msgs, &updateInTree{id: id, pool: pool, poolField: strings.TrimPrefix(nw.poolField, "spec."), weight: nw.weight, limits: nw.limits})
 		undo = append(undo, &updateInTree{id: id, pool: t.pool, poolField: old.poolField, weight: old.weight, limits: old.limits})
 	}
 	o.updating = true
@@ -115,8 +122,9 @@ func (o *operationActor) updateChain(ctx actor.Context, m *UpdateOperation, next
 		o.updated(ctx, m, next, msgs, results)
 		return
 	}
-	fail := func(e *pb.Error) {
-		for k := range i {
+	// fail undoes the update in the first n trees.
+	fail := func(n int, e *pb.Error) {
+		for k := range n {
 			ctx.Send(o.trees[k].pid, undo[k])
 		}
 		m.Reply(nil, e)
@@ -125,16 +133,17 @@ func (o *operationActor) updateChain(ctx actor.Context, m *UpdateOperation, next
 	f := ctx.RequestFuture(o.trees[i].pid, msgs[i], o.cfg.RequestTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if err != nil {
-			fail(pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", o.trees[i].name, err))
+			// The tree may still apply it, late: it is undone after.
+			fail(i+1, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", o.trees[i].name, err))
 			return
 		}
 		r, ok := res.(*updateInTreeResult)
 		if !ok {
-			fail(pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", o.trees[i].name, res))
+			fail(i, pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", o.trees[i].name, res))
 			return
 		}
 		if r.err != nil {
-			fail(r.err)
+			fail(i, r.err)
 			return
 		}
 		o.updateChain(ctx, m, next, msgs, undo, append(results, r))

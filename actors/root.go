@@ -322,8 +322,9 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 		ctx.Send(pid, &admitted{results: results, reply: reply})
 		return
 	}
-	undo := func(e *pb.Error) {
-		for _, t := range trees[:i] {
+	// undo undoes the admissions in the first n trees.
+	undo := func(n int, e *pb.Error) {
+		for _, t := range trees[:n] {
 			ctx.Send(t.pid, &operationDone{id: scheduler.OperationID(id)})
 		}
 		ctx.Stop(pid)
@@ -341,12 +342,13 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 	f := ctx.RequestFuture(trees[i].pid, admits[i], r.cfg.RequestTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if err != nil {
-			undo(pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", trees[i].name, err))
+			// The tree may still admit it, late: it forgets it after.
+			undo(i+1, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "tree %s did not answer: %v", trees[i].name, err))
 			return
 		}
 		ar, ok := res.(*admitResult)
 		if !ok {
-			undo(pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", trees[i].name, res))
+			undo(i, pbErr(pb.ErrorCode_ERROR_CODE_INTERNAL, "", "tree %s answered %T", trees[i].name, res))
 			return
 		}
 		if ar.err != nil && admits[i].offload {
@@ -354,7 +356,7 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", trees[i].name, "err", ar.err.GetMessage())
 			ar = &admitResult{tree: trees[i].name, skipped: true, err: ar.err}
 		} else if ar.err != nil {
-			undo(ar.err)
+			undo(i, ar.err)
 			return
 		}
 		r.admitChain(ctx, id, pid, trees, admits, append(results, ar), reply)

@@ -110,10 +110,11 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return c.Logger.With("component", "protoactor")
 	}))
-	s.guard = actor.WithGuardian(actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
+	fatal := actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
 		s.failFatal(fmt.Errorf("actor panic: %v", reason))
 		return actor.StopDirective
-	}))
+	})
+	s.guard = actor.WithGuardian(fatal)
 	refs := map[string]*treeRef{}
 	dir := &treeDirectory{}
 	for _, t := range trees {
@@ -133,7 +134,10 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		s.journal = newJournalWriter(deps.Journal, s.as.Root, c, found, owed)
 		s.journal.start()
 	}
-	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard), "root")
+	// The operation actors are the root's children: a panic in one is
+	// fatal too (the default supervision would restart it from its
+	// producer, its state wiped, and its next write would store that).
+	root, err := s.as.Root.SpawnNamed(actor.PropsFromProducer(newRootActor(c, deps, s, refs, defaultTree, revived), s.guard, actor.WithSupervisor(fatal)), "root")
 	if err != nil {
 		if s.journal != nil {
 			s.journal.close()
