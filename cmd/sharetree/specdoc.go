@@ -15,28 +15,31 @@ var enumPrefixes = map[string]string{
 }
 
 // normalizeSpecDoc rewrites a decoded YAML spec in place into what
-// protojson reads: a simulated_duration in Go's notation ("1h30m",
-// "250ms") becomes seconds ("5400s"), a short enum value its full name.
-// Anything else is left for protojson to judge.
+// protojson reads: a task's simulated_duration in Go's notation ("1h30m",
+// "250ms") becomes seconds ("5400s"), a short enum value of the spec's type
+// or preemption_mode its full name. Only those fields are rewritten (a
+// command's env keeps its variables as written, whatever their names);
+// anything else is left for protojson to judge.
 func normalizeSpecDoc(doc any) {
-	switch v := doc.(type) {
-	case map[string]any:
-		for k, x := range v {
-			s, isString := x.(string)
-			switch {
-			case isString && k == "simulated_duration":
-				if d, err := time.ParseDuration(s); err == nil {
-					v[k] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-				}
-			case isString && enumPrefixes[k] != "" && !strings.HasPrefix(strings.ToUpper(s), enumPrefixes[k]):
-				v[k] = enumPrefixes[k] + strings.ToUpper(s)
-			default:
-				normalizeSpecDoc(x)
-			}
+	spec, ok := doc.(map[string]any)
+	if !ok {
+		return
+	}
+	for k, prefix := range enumPrefixes {
+		if s, isString := spec[k].(string); isString && !strings.HasPrefix(strings.ToUpper(s), prefix) {
+			spec[k] = prefix + strings.ToUpper(s)
 		}
-	case []any:
-		for _, x := range v {
-			normalizeSpecDoc(x)
+	}
+	tasks, _ := spec["tasks"].([]any)
+	for _, t := range tasks {
+		task, ok := t.(map[string]any)
+		if !ok {
+			continue
+		}
+		if s, isString := task["simulated_duration"].(string); isString {
+			if d, err := time.ParseDuration(s); err == nil {
+				task["simulated_duration"] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+			}
 		}
 	}
 }

@@ -65,3 +65,22 @@ func TestGracefulServiceExampleSpecParses(t *testing.T) {
 		t.Errorf("argv %q", argv)
 	}
 }
+
+// The short forms are the spec's own fields: a command's environment keeps
+// its variables as written, whatever their names.
+func TestParseSpecKeepsCommandEnv(t *testing.T) {
+	in := `{type: map, tasks: [{name: t, job_count: 1, job_resources: {cpu: 1},
+	  command: {argv: [env], env: {type: fast, preemption_mode: graceful, simulated_duration: 1h30m}}}]}`
+	got, err := parseSpec("spec.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &pb.OperationSpec{Type: pb.OperationType_OPERATION_TYPE_MAP, Tasks: []*pb.TaskSpec{{
+		Name: "t", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
+		Run: &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"env"},
+			Env: map[string]string{"type": "fast", "preemption_mode": "graceful", "simulated_duration": "1h30m"}}},
+	}}}
+	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
