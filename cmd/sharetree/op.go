@@ -129,7 +129,7 @@ func newOpCmd() *cobra.Command {
 	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
 
 	get := &cobra.Command{
-		Use: "get ID", Short: "Show an operation", Args: cobra.ExactArgs(1),
+		Use: "get ID", Short: "Show an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Get(ctx, args[0])
@@ -172,7 +172,7 @@ func newOpCmd() *cobra.Command {
 
 	var reason string
 	abort := &cobra.Command{
-		Use: "abort ID", Short: "Abort an operation", Args: cobra.ExactArgs(1),
+		Use: "abort ID", Short: "Abort an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Abort(ctx, args[0], reason)
@@ -187,7 +187,7 @@ func newOpCmd() *cobra.Command {
 
 	var waitFor time.Duration
 	wait := &cobra.Command{
-		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: cobra.ExactArgs(1),
+		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cf.with(cmd, waitFor, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
