@@ -19,6 +19,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // clientFlags are shared by the client commands.
@@ -131,6 +132,9 @@ func newOpCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Get(ctx, args[0])
 				if err != nil {
@@ -174,6 +178,9 @@ func newOpCmd() *cobra.Command {
 	abort := &cobra.Command{
 		Use: "abort ID", Short: "Abort an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Abort(ctx, args[0], reason)
 				if err != nil {
@@ -189,6 +196,9 @@ func newOpCmd() *cobra.Command {
 	wait := &cobra.Command{
 		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
 			return cf.with(cmd, waitFor, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
 				if err != nil {
@@ -207,6 +217,15 @@ func newOpCmd() *cobra.Command {
 	wait.Flags().DurationVar(&waitFor, "wait-timeout", time.Hour, "give up after this long")
 	op.AddCommand(submit, get, list, abort, wait, newOpUpdateCmd(&cf))
 	return op
+}
+
+// checkOpID checks an operation id given on the command line before
+// anything is sent.
+func checkOpID(cmd *cobra.Command, id string) error {
+	if err := subjects.ValidateToken("operation id", id); err != nil {
+		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	}
+	return nil
 }
 
 func readFile(name string) ([]byte, error) {

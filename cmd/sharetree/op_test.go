@@ -26,3 +26,17 @@ func TestOpBadArgsExitTwo(t *testing.T) {
 		}
 	}
 }
+
+// An operation id that cannot be one (not a subject token) is refused
+// before anything is sent, as `get op ID` and `op update ID` refuse it.
+func TestOpBadIDExitsTwo(t *testing.T) {
+	const noServer = "nats://127.0.0.1:1"
+	for _, cmd := range []string{"get", "abort", "wait"} {
+		for _, id := range []string{"a.b", "a*", ">", ""} {
+			code, out, errOut := runCLI(t, "op", cmd, id, "--nats-url", noServer)
+			if code != 2 || out != "" || !strings.Contains(errOut, "operation id") {
+				t.Errorf("op %s %q: exit %d, stdout %q, stderr %q; want 2, nothing, a message naming the operation id", cmd, id, code, out, errOut)
+			}
+		}
+	}
+}
