@@ -39,6 +39,9 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 	if c.output != "json" && c.output != "table" {
 		return nil, nil, usageError{fmt.Errorf("--output %q: want json or table", c.output)}
 	}
+	if c.timeout <= 0 {
+		return nil, nil, usageError{fmt.Errorf("--timeout %s must be positive", c.timeout)}
+	}
 	nc, err := nats.Connect(c.url, nats.Name("sharetree-cli"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", c.url, err)
@@ -198,6 +201,9 @@ func newOpCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOpID(cmd, args[0]); err != nil {
 				return err
+			}
+			if waitFor <= 0 {
+				return usageError{fmt.Errorf("--wait-timeout %s must be positive", waitFor)}
 			}
 			return cf.with(cmd, waitFor, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Wait(ctx, args[0], 200*time.Millisecond)

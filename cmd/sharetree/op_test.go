@@ -40,3 +40,29 @@ func TestOpBadIDExitsTwo(t *testing.T) {
 		}
 	}
 }
+
+// A request timeout that is not positive would end every request before it
+// is sent: the client commands refuse it as bad input, as the configuration
+// commands do.
+func TestClientTimeoutMustBePositive(t *testing.T) {
+	const noServer = "nats://127.0.0.1:1"
+	tests := []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"op", "get", "x", "--timeout", "0s"}, "--timeout"},
+		{[]string{"op", "list", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"op", "abort", "x", "--timeout", "-5s"}, "--timeout"},
+		{[]string{"op", "update", "x", "--weight", "2", "--timeout", "0s"}, "--timeout"},
+		{[]string{"op", "wait", "x", "--wait-timeout", "0s"}, "--wait-timeout"},
+		{[]string{"op", "wait", "x", "--wait-timeout", "-1h"}, "--wait-timeout"},
+		{[]string{"get", "physical", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"events", "--timeout", "0s"}, "--timeout"},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(t, append(tc.args, "--nats-url", noServer)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.flag) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, a message naming %s", tc.args, code, out, errOut, tc.flag)
+		}
+	}
+}
