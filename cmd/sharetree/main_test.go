@@ -135,7 +135,8 @@ func TestLiveDemoRuns(t *testing.T) {
 }
 
 func TestDemoBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"demo", "--duration", "-1s"}, {"demo", "--agents", "0"}, {"demo", "--refresh", "0s"}} {
+	for _, args := range [][]string{{"demo", "--duration", "-1s"}, {"demo", "--agents", "0"}, {"demo", "--refresh", "0s"},
+		{"demo", "--http-addr", "localhost"}, {"demo", "--http-addr", "127.0.0.1:99999"}} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
 		}
