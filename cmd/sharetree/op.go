@@ -84,6 +84,9 @@ func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
 	if doc == nil {
 		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
 	}
+	if err := checkSpecValues(doc, ""); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
+	}
 	normalizeSpecDoc(doc)
 	js, err := json.Marshal(doc)
 	if err != nil {

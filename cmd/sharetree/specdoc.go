@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,4 +46,45 @@ func normalizeSpecDoc(doc any) {
 			}
 		}
 	}
+}
+
+// checkSpecValues refuses what a decoded YAML spec can hold and JSON
+// cannot (NaN, infinities, mapping keys that are not strings), naming the
+// path to the value; keys are visited in order so the first problem
+// reported does not depend on map order.
+func checkSpecValues(v any, path string) error {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch v := v.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: want a finite number, got %g", path, v)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := checkSpecValues(v[k], join(k)); err != nil {
+				return err
+			}
+		}
+	case map[any]any:
+		for k := range v {
+			if _, ok := k.(string); !ok {
+				if path == "" {
+					return fmt.Errorf("key %v is not a string", k)
+				}
+				return fmt.Errorf("%s: key %v is not a string", path, k)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if err := checkSpecValues(x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

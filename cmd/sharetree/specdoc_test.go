@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -82,5 +83,28 @@ func TestParseSpecKeepsCommandEnv(t *testing.T) {
 	}}}
 	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// Values JSON cannot carry (NaN, infinities, keys that are not strings) are
+// refused with the path to the key, not with encoding/json's words.
+func TestParseSpecNamesUnencodableValues(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"weight: .nan", "spec.yaml: weight: want a finite number, got NaN"},
+		{"tasks: [{name: t, job_resources: {cpu: .inf}}]", "spec.yaml: tasks[0].job_resources.cpu: want a finite number, got +Inf"},
+		{"scheduling_options_per_pool_tree: {gpu: {weight: -.inf}}", "spec.yaml: scheduling_options_per_pool_tree.gpu.weight: want a finite number, got -Inf"},
+		{"tasks: [{name: t, command: {env: {1: x}}}]", `spec.yaml: tasks[0].command.env: key 1 is not a string`},
+		{"true: 1", `spec.yaml: key true is not a string`},
+	}
+	for _, tc := range tests {
+		_, err := parseSpec("spec.yaml", []byte(tc.in))
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: error %v, want a usage error", tc.in, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, err.Error()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, d)
+		}
 	}
 }
