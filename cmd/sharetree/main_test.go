@@ -166,3 +166,20 @@ func TestServerBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A --pools file that breaks a configuration rule (here a pool's
+// max_running_operation_count above the tree's max_operation_count_per_pool,
+// 50 by default) is bad input: exit 2 naming the file and the key, refused
+// before the scheduler starts, not after it started and tried to seed.
+func TestServerRefusesPoolsFileBreakingARule(t *testing.T) {
+	pools := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: a\n    pools:\n      - {name: p, max_running_operation_count: 100}\n")
+	code, out, errOut := runCLI(t, "server", "--pools", pools, "--data-dir", t.TempDir(), "--port", "-1", "--http-addr", "")
+	if code != 2 || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and nothing on stdout", code, out, errOut)
+	}
+	for _, want := range []string{pools, `pool "p" max_running_operation_count`, "running_above_total"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+}
