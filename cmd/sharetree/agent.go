@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
 	"github.com/sharetree/sharetree/internal/wire"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/subjects"
@@ -93,6 +94,9 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	var tags []string
 	for _, t := range strings.Split(f.tags, ",") {
 		if t = strings.TrimSpace(t); t != "" {
+			if err := tagfilter.CheckTag(t); err != nil {
+				return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --tags: %w", err)}
+			}
 			tags = append(tags, t)
 		}
 	}

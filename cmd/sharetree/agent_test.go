@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,30 @@ func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "node agent started") {
 		t.Errorf("stderr lacks the start log: %q", stderr.String())
+	}
+}
+
+// A tag no node_tag_filter can name (a space, an operator) would keep the
+// node out of every tree with a filter: --tags refuses it, naming the tag.
+func TestAgentTagsMustBeFilterTags(t *testing.T) {
+	for _, tc := range []struct{ tags, bad string }{
+		{"gpu ssd", `"gpu ssd"`},
+		{"ssd,gpu&spot", `"gpu&spot"`},
+		{"rack(1)", `"rack(1)"`},
+	} {
+		f := agentFlags{nodeID: "n1", resources: "cpu=8", tags: tc.tags, period: time.Second, logLevel: "info"}
+		_, _, err := f.config()
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tags") || !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("--tags %q: error %v; want a usage error naming --tags and %s", tc.tags, err, tc.bad)
+		}
+	}
+	f := agentFlags{nodeID: "n1", resources: "cpu=8", tags: "gpu, rack-1,zone:a/b.c", period: time.Second, logLevel: "info"}
+	cfg, _, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"gpu", "rack-1", "zone:a/b.c"}, cfg.Tags); d != "" {
+		t.Errorf("tags (-want +got):\n%s", d)
 	}
 }

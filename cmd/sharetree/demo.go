@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/demo"
 	"github.com/sharetree/sharetree/internal/scenario"
+	"github.com/sharetree/sharetree/internal/server"
 )
 
 //go:embed examples/demo.yaml
@@ -62,6 +63,9 @@ func newDemoCmd() *cobra.Command {
 			}
 			if agents < 1 || agents > 1000 {
 				return usageError{fmt.Errorf("--agents %d must be in [1, 1000]", agents)}
+			}
+			if err := server.CheckHTTPAddr(httpAddr); err != nil {
+				return usageError{fmt.Errorf("--http-addr: %w", err)}
 			}
 			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {

@@ -80,6 +80,9 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"unknown key":      {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
 		"missing file":     {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
 		"no -f":            {[]string{"fairshare"}, []string{"-f FILE is required"}},
+		"-f a directory":   {[]string{"fairshare", "-f", t.TempDir()}, []string{"is a directory"}},
+		"apply -f a dir":   {[]string{"apply", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
+		"submit -f a dir":  {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
 		"engine rule":      {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
 		"bad -o":           {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
 		"unknown flag":     {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
@@ -135,7 +138,8 @@ func TestLiveDemoRuns(t *testing.T) {
 }
 
 func TestDemoBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"demo", "--duration", "-1s"}, {"demo", "--agents", "0"}, {"demo", "--refresh", "0s"}} {
+	for _, args := range [][]string{{"demo", "--duration", "-1s"}, {"demo", "--agents", "0"}, {"demo", "--refresh", "0s"},
+		{"demo", "--http-addr", "localhost"}, {"demo", "--http-addr", "127.0.0.1:99999"}} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
 		}
@@ -159,6 +163,23 @@ func TestServerBadFlags(t *testing.T) {
 	} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
+		}
+	}
+}
+
+// A --pools file that breaks a configuration rule (here a pool's
+// max_running_operation_count above the tree's max_operation_count_per_pool,
+// 50 by default) is bad input: exit 2 naming the file and the key, refused
+// before the scheduler starts, not after it started and tried to seed.
+func TestServerRefusesPoolsFileBreakingARule(t *testing.T) {
+	pools := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: a\n    pools:\n      - {name: p, max_running_operation_count: 100}\n")
+	code, out, errOut := runCLI(t, "server", "--pools", pools, "--data-dir", t.TempDir(), "--port", "-1", "--http-addr", "")
+	if code != 2 || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and nothing on stdout", code, out, errOut)
+	}
+	for _, want := range []string{pools, `pool "p" max_running_operation_count`, "running_above_total"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
 		}
 	}
 }

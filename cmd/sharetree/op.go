@@ -19,6 +19,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // clientFlags are shared by the client commands.
@@ -37,6 +38,9 @@ func (c *clientFlags) add(cmd *cobra.Command) {
 func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 	if c.output != "json" && c.output != "table" {
 		return nil, nil, usageError{fmt.Errorf("--output %q: want json or table", c.output)}
+	}
+	if c.timeout <= 0 {
+		return nil, nil, usageError{fmt.Errorf("--timeout %s must be positive", c.timeout)}
 	}
 	nc, err := nats.Connect(c.url, nats.Name("sharetree-cli"))
 	if err != nil {
@@ -79,6 +83,9 @@ func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
 	}
 	if doc == nil {
 		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
+	}
+	if err := checkSpecValues(doc, ""); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
 	}
 	normalizeSpecDoc(doc)
 	js, err := json.Marshal(doc)
@@ -129,8 +136,11 @@ func newOpCmd() *cobra.Command {
 	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
 
 	get := &cobra.Command{
-		Use: "get ID", Short: "Show an operation", Args: cobra.ExactArgs(1),
+		Use: "get ID", Short: "Show an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Get(ctx, args[0])
 				if err != nil {
@@ -172,8 +182,11 @@ func newOpCmd() *cobra.Command {
 
 	var reason string
 	abort := &cobra.Command{
-		Use: "abort ID", Short: "Abort an operation", Args: cobra.ExactArgs(1),
+		Use: "abort ID", Short: "Abort an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Abort(ctx, args[0], reason)
 				if err != nil {
@@ -187,8 +200,14 @@ func newOpCmd() *cobra.Command {
 
 	var waitFor time.Duration
 	wait := &cobra.Command{
-		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: cobra.ExactArgs(1),
+		Use: "wait ID", Short: "Wait until an operation finishes; exit 1 unless it completed", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpID(cmd, args[0]); err != nil {
+				return err
+			}
+			if waitFor <= 0 {
+				return usageError{fmt.Errorf("--wait-timeout %s must be positive", waitFor)}
+			}
 			return cf.with(cmd, waitFor, func(ctx context.Context, c *client.Client) error {
 				st, err := c.Wait(ctx, args[0], 200*time.Millisecond)
 				if err != nil {
@@ -207,6 +226,15 @@ func newOpCmd() *cobra.Command {
 	wait.Flags().DurationVar(&waitFor, "wait-timeout", time.Hour, "give up after this long")
 	op.AddCommand(submit, get, list, abort, wait, newOpUpdateCmd(&cf))
 	return op
+}
+
+// checkOpID checks an operation id given on the command line before
+// anything is sent.
+func checkOpID(cmd *cobra.Command, id string) error {
+	if err := subjects.ValidateToken("operation id", id); err != nil {
+		return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	}
+	return nil
 }
 
 func readFile(name string) ([]byte, error) {

@@ -30,7 +30,7 @@ func newOpUpdateCmd(cf *clientFlags) *cobra.Command {
 a new pool takes them along, lower limits stop new jobs until usage is back under them.
 With --tree the change applies to that tree only (scheduling_options_per_pool_tree),
 otherwise to every tree without a per-tree option.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := updateRequest(cmd, weight, pool, tree, limits, clearLimits)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +50,7 @@ func exitCode(err error) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &ue), errors.Is(err, scenario.ErrInvalidScenario), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, fs.ErrPermission):
+		errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EISDIR): // -f names a directory
 		return 2
 	default:
 		return 1

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/internal/treeconf"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -43,6 +44,11 @@ func newServerCmd() *cobra.Command {
 			if pools != "" {
 				if cfg.Trees, err = scenario.ParseTreesFile(pools); err != nil {
 					return err
+				}
+				// The rules the configuration bucket enforces, which the
+				// engine's own checks above do not all cover.
+				if err := treeconf.CheckTrees(cfg.Trees); err != nil {
+					return usageError{fmt.Errorf("%s: %w", pools, err)}
 				}
 			}
 			if cfg.Actors.HeartbeatPeriod <= 0 {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,28 +19,72 @@ var enumPrefixes = map[string]string{
 }
 
 // normalizeSpecDoc rewrites a decoded YAML spec in place into what
-// protojson reads: a simulated_duration in Go's notation ("1h30m",
-// "250ms") becomes seconds ("5400s"), a short enum value its full name.
-// Anything else is left for protojson to judge.
+// protojson reads: a task's simulated_duration in Go's notation ("1h30m",
+// "250ms") becomes seconds ("5400s"), a short enum value of the spec's type
+// or preemption_mode its full name. Only those fields are rewritten (a
+// command's env keeps its variables as written, whatever their names);
+// anything else is left for protojson to judge.
 func normalizeSpecDoc(doc any) {
-	switch v := doc.(type) {
+	spec, ok := doc.(map[string]any)
+	if !ok {
+		return
+	}
+	for k, prefix := range enumPrefixes {
+		if s, isString := spec[k].(string); isString && !strings.HasPrefix(strings.ToUpper(s), prefix) {
+			spec[k] = prefix + strings.ToUpper(s)
+		}
+	}
+	tasks, _ := spec["tasks"].([]any)
+	for _, t := range tasks {
+		task, ok := t.(map[string]any)
+		if !ok {
+			continue
+		}
+		if s, isString := task["simulated_duration"].(string); isString {
+			if d, err := time.ParseDuration(s); err == nil {
+				task["simulated_duration"] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+			}
+		}
+	}
+}
+
+// checkSpecValues refuses what a decoded YAML spec can hold and JSON
+// cannot (NaN, infinities, mapping keys that are not strings), naming the
+// path to the value; keys are visited in order so the first problem
+// reported does not depend on map order.
+func checkSpecValues(v any, path string) error {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch v := v.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: want a finite number, got %g", path, v)
+		}
 	case map[string]any:
-		for k, x := range v {
-			s, isString := x.(string)
-			switch {
-			case isString && k == "simulated_duration":
-				if d, err := time.ParseDuration(s); err == nil {
-					v[k] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := checkSpecValues(v[k], join(k)); err != nil {
+				return err
+			}
+		}
+	case map[any]any:
+		for k := range v {
+			if _, ok := k.(string); !ok {
+				if path == "" {
+					return fmt.Errorf("key %v is not a string", k)
 				}
-			case isString && enumPrefixes[k] != "" && !strings.HasPrefix(strings.ToUpper(s), enumPrefixes[k]):
-				v[k] = enumPrefixes[k] + strings.ToUpper(s)
-			default:
-				normalizeSpecDoc(x)
+				return fmt.Errorf("%s: key %v is not a string", path, k)
 			}
 		}
 	case []any:
-		for _, x := range v {
-			normalizeSpecDoc(x)
+		for i, x := range v {
+			if err := checkSpecValues(x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -63,5 +64,47 @@ func TestGracefulServiceExampleSpecParses(t *testing.T) {
 	argv := spec.GetTasks()[0].GetCommand().GetArgv()
 	if len(argv) == 0 || argv[0] != "graceful-service" {
 		t.Errorf("argv %q", argv)
+	}
+}
+
+// The short forms are the spec's own fields: a command's environment keeps
+// its variables as written, whatever their names.
+func TestParseSpecKeepsCommandEnv(t *testing.T) {
+	in := `{type: map, tasks: [{name: t, job_count: 1, job_resources: {cpu: 1},
+	  command: {argv: [env], env: {type: fast, preemption_mode: graceful, simulated_duration: 1h30m}}}]}`
+	got, err := parseSpec("spec.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &pb.OperationSpec{Type: pb.OperationType_OPERATION_TYPE_MAP, Tasks: []*pb.TaskSpec{{
+		Name: "t", JobCount: 1, JobResources: &pb.Resources{Cpu: 1},
+		Run: &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"env"},
+			Env: map[string]string{"type": "fast", "preemption_mode": "graceful", "simulated_duration": "1h30m"}}},
+	}}}
+	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// Values JSON cannot carry (NaN, infinities, keys that are not strings) are
+// refused with the path to the key, not with encoding/json's words.
+func TestParseSpecNamesUnencodableValues(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"weight: .nan", "spec.yaml: weight: want a finite number, got NaN"},
+		{"tasks: [{name: t, job_resources: {cpu: .inf}}]", "spec.yaml: tasks[0].job_resources.cpu: want a finite number, got +Inf"},
+		{"scheduling_options_per_pool_tree: {gpu: {weight: -.inf}}", "spec.yaml: scheduling_options_per_pool_tree.gpu.weight: want a finite number, got -Inf"},
+		{"tasks: [{name: t, command: {env: {1: x}}}]", `spec.yaml: tasks[0].command.env: key 1 is not a string`},
+		{"true: 1", `spec.yaml: key true is not a string`},
+	}
+	for _, tc := range tests {
+		_, err := parseSpec("spec.yaml", []byte(tc.in))
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: error %v, want a usage error", tc.in, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, err.Error()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, d)
+		}
 	}
 }

@@ -31,36 +31,9 @@ func (s *Store) Seed(ctx context.Context, trees *scenario.TreesFile) (bool, erro
 	if st.clusterRev != 0 {
 		return false, nil
 	}
-	type planned struct {
-		tree  Tree
-		pools []Pool
-	}
-	plan := make([]planned, 0, len(trees.Trees))
-	target := st
-	for _, spec := range trees.Trees {
-		tree, pools := specDocs(spec)
-		plan = append(plan, planned{tree, pools})
-		ts, exists := target.tree(tree.Name)
-		if !exists {
-			target = target.withTree(tree)
-		}
-		for _, p := range pools {
-			if exists {
-				if _, ok := ts.pools[p.Name()]; ok {
-					continue
-				}
-			}
-			target = target.withPool(tree.Name, p)
-		}
-	}
-	target = target.withCluster(Cluster{DefaultTree: trees.DefaultTree})
-	for _, name := range target.treeNames() {
-		if _, err := checkTree(target, name); err != nil {
-			return false, fmt.Errorf("seed: %w", err)
-		}
-	}
-	if err := checkCluster(target); err != nil {
-		return false, fmt.Errorf("seed: %w", err)
+	plan, err := checkSeed(st, trees)
+	if err != nil {
+		return false, err
 	}
 	createOrKeep := func(k subjects.ConfigKey, value []byte) error {
 		_, err := s.Create(ctx, k, value)
@@ -97,6 +70,56 @@ func (s *Store) Seed(ctx context.Context, trees *scenario.TreesFile) (bool, erro
 	}
 	s.logger.Info("configuration seeded", "trees", len(plan), "default_tree", trees.DefaultTree)
 	return true, nil
+}
+
+// CheckTrees validates a trees file with every rule, as Seed validates it
+// on an empty bucket, without a store: a server checks its --pools file
+// before it starts. The error wraps a *RuleError (and ErrInvalid).
+func CheckTrees(trees *scenario.TreesFile) error {
+	if trees == nil || len(trees.Trees) == 0 {
+		return fmt.Errorf("%w: seed: no trees", ErrInvalid)
+	}
+	_, err := checkSeed(newState(), trees)
+	return err
+}
+
+// planned is one tree of a seed and its pools.
+type planned struct {
+	tree  Tree
+	pools []Pool
+}
+
+// checkSeed returns the documents a seed writes over st (keys st holds are
+// kept) after validating the resulting configuration with every rule.
+func checkSeed(st *state, trees *scenario.TreesFile) ([]planned, error) {
+	plan := make([]planned, 0, len(trees.Trees))
+	target := st
+	for _, spec := range trees.Trees {
+		tree, pools := specDocs(spec)
+		plan = append(plan, planned{tree, pools})
+		ts, exists := target.tree(tree.Name)
+		if !exists {
+			target = target.withTree(tree)
+		}
+		for _, p := range pools {
+			if exists {
+				if _, ok := ts.pools[p.Name()]; ok {
+					continue
+				}
+			}
+			target = target.withPool(tree.Name, p)
+		}
+	}
+	target = target.withCluster(Cluster{DefaultTree: trees.DefaultTree})
+	for _, name := range target.treeNames() {
+		if _, err := checkTree(target, name); err != nil {
+			return nil, fmt.Errorf("seed: %w", err)
+		}
+	}
+	if err := checkCluster(target); err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	return plan, nil
 }
 
 // specDocs returns a trees-file tree's documents. A TreeSpec built in code

@@ -155,6 +155,21 @@ func (p *parser) unary(depth int) (*node, error) {
 	return &node{op: opTag, tag: tag}, nil
 }
 
+// CheckTag reports whether tag is one a filter can name (one or more of
+// [A-Za-z0-9_-./:]); the error wraps ErrInvalid and names the first byte
+// that is not. A node tag that fails it matches no filter's TAG.
+func CheckTag(tag string) error {
+	if tag == "" {
+		return fmt.Errorf("%w: tag is empty", ErrInvalid)
+	}
+	for i := 0; i < len(tag); i++ {
+		if !tagByte(tag[i]) {
+			return fmt.Errorf("%w: tag %q has %q at byte %d; a tag is letters, digits, '_', '-', '.', '/' and ':'", ErrInvalid, tag, tag[i], i)
+		}
+	}
+	return nil
+}
+
 func tagByte(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
