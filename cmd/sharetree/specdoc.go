@@ -71,13 +71,18 @@ func checkSpecValues(v any, path string) error {
 			}
 		}
 	case map[any]any:
+		var bad []string // sorted: the key reported does not depend on map order
 		for k := range v {
 			if _, ok := k.(string); !ok {
-				if path == "" {
-					return fmt.Errorf("key %v is not a string", k)
-				}
-				return fmt.Errorf("%s: key %v is not a string", path, k)
+				bad = append(bad, fmt.Sprint(k))
 			}
+		}
+		if len(bad) > 0 {
+			slices.Sort(bad)
+			if path == "" {
+				return fmt.Errorf("key %s is not a string", bad[0])
+			}
+			return fmt.Errorf("%s: key %s is not a string", path, bad[0])
 		}
 	case []any:
 		for i, x := range v {
