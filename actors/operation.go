@@ -296,9 +296,22 @@ func (o *operationActor) onAbort(ctx actor.Context, m *AbortOperation) {
 	if reason == "" {
 		reason = "aborted by user"
 	}
+	// The abort is answered once a write that has it is stored, as a
+	// submission and an update are: an acknowledged abort survives a
+	// restart (the operation is not revived to run again).
+	o.waitAcks = append(o.waitAcks, func(err error) {
+		if errors.Is(err, errNotStored) {
+			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s: %v", o.id, err))
+			return
+		}
+		if err != nil {
+			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s: aborted, but the abort could not be stored yet (retrying): %v", o.id, err))
+			return
+		}
+		m.Reply(&pb.AbortOperationResponse{Status: o.status()}, nil)
+	})
 	o.finish(ctx, pb.OperationState_OPERATION_STATE_ABORTED,
 		pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "", "%s", reason), reason)
-	m.Reply(&pb.AbortOperationResponse{Status: o.status()}, nil)
 }
 
 // finish moves to a terminal state: the trees forget the operation, its
