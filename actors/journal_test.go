@@ -207,3 +207,36 @@ func TestRevivalAddsJournaledCompletions(t *testing.T) {
 		return len(j.jobIDs()) == 0
 	})
 }
+
+// failingFirstStore fails its first n writes, then stores.
+type failingFirstStore struct {
+	n, puts atomic.Int32
+}
+
+func (s *failingFirstStore) Put(context.Context, *pb.OperationStatus) error {
+	if s.puts.Add(1) <= s.n.Load() {
+		return errors.New("stream unavailable")
+	}
+	return nil
+}
+
+func (*failingFirstStore) List(context.Context) ([]*pb.OperationStatus, error) { return nil, nil }
+
+// A revived operation that cannot be admitted again is failed and stored;
+// when that write fails it is retried, so the journal's batches for it
+// are trimmed once it is stored (they were kept for good, and every batch
+// after them with them).
+func TestNotRevivedOperationIsStoredDespiteAFailedWrite(t *testing.T) {
+	j := newMemJournal([]string{"op-1-1.0.0.0"})
+	store := &failingFirstStore{}
+	store.n.Store(2)
+	op := revivedOp("op-1-1", 4)
+	op.Spec.PoolTrees = []string{"gone"}
+	startHarness(t, func(d *Deps) { d.Journal, d.Store = j, store }, op)
+	testutil.WaitFor(t, 20*time.Second, "the journal to be trimmed once the failed operation is stored", func() bool {
+		return len(j.jobIDs()) == 0
+	})
+	if got := store.puts.Load(); got < 3 {
+		t.Errorf("%d writes, want the two failed ones and one that stored", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
@@ -69,13 +70,24 @@ func (r *rootActor) reviveFailed(id string, stored *pb.OperationStatus, e *pb.Er
 			OperationId: id, From: from, To: st.GetState(), Pool: pool, Reason: "not revived", Error: st.GetError(),
 		}},
 	})
-	store, timeout, logger, journal := r.deps.Store, r.cfg.RequestTimeout, r.cfg.Logger, r.sys.journal
+	store, timeout, logger, journal, stop := r.deps.Store, r.cfg.RequestTimeout, r.cfg.Logger, r.sys.journal, r.sys.stop
 	go func() {
-		c, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		if err := store.Put(c, st); err != nil {
-			logger.Warn("persist operation", "operation", id, "err", err)
-			return
+		// Retried until stored (or the system stops): until then the
+		// journal keeps this operation's completions, and every batch
+		// after them.
+		for wait := journalRetryMin; ; wait = min(2*wait, journalRetryMax) {
+			c, cancel := context.WithTimeout(context.Background(), timeout)
+			err := store.Put(c, st)
+			cancel()
+			if err == nil {
+				break
+			}
+			logger.Warn("persist operation not revived; retrying", "operation", id, "err", err, "retry_in", wait)
+			select {
+			case <-stop:
+				return
+			case <-time.After(wait):
+			}
 		}
 		// Over and stored: the completions the journal holds for it are
 		// not needed.
