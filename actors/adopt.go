@@ -30,7 +30,8 @@ const (
 	// adoptNotScheduled: the job's operation is not scheduled in this tree
 	// (finished, unknown, or not admitted yet).
 	adoptNotScheduled adoptOutcome = iota
-	// adoptTaken: the operation runs, but the job is not pending: it runs
+	// adoptTaken: the operation runs (adoptedJob.op is its actor), but
+	// the job is not pending: it runs
 	// elsewhere, is done, or is out of the operation's range.
 	adoptTaken
 	// adoptDone: the job is the operation's now.
@@ -65,7 +66,7 @@ func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) 
 		return adoptedJob{}, adoptNotScheduled
 	}
 	if !l.p.Adopt(ref.key, node) {
-		return adoptedJob{}, adoptTaken
+		return adoptedJob{op: op.pid}, adoptTaken
 	}
 	rj, _ := l.p.Job(ref.key)
 	a := adoptedJob{res: rj.Resources, op: op.pid, claims: op.claims}
@@ -182,6 +183,18 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 		return !n.journaling()
 	case adoptNotScheduled:
 		return !n.reviving(now)
+	case adoptTaken:
+		if !n.journaling() {
+			return true
+		}
+		// Completed already (or running elsewhere). Its completion may
+		// be counted and still unstored: an earlier node actor of this
+		// node that awaited it was stopped (the node was lost) with the
+		// journal down. The operation journals it again if it counts it,
+		// and the node acknowledges it once that is stored.
+		ctx.Send(a.op, &journalAgain{notify: ctx.Self(), ref: ref, jobID: f.GetJobId()})
+		n.await(f.GetJobId(), n.tree.ledger, ref.key.Operation, now)
+		return false
 	default:
 		return true
 	}

@@ -240,3 +240,53 @@ func TestNotRevivedOperationIsStoredDespiteAFailedWrite(t *testing.T) {
 		t.Errorf("%d writes, want the two failed ones and one that stored", got)
 	}
 }
+
+// A node lost while its completion waits for the journal (down) reports
+// the completion again when it comes back: its new node actor does not
+// acknowledge it until the journal stored it (it used to at once, the job
+// being done in the ledger, and a crash then ran it again).
+func TestLostNodesWaitingCompletionIsStoredBeforeItsAck(t *testing.T) {
+	j := newMemJournal()
+	h := startHarness(t, func(d *Deps) { d.Journal = j })
+	submitted := make(chan string, 1)
+	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 2).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
+		if e != nil {
+			t.Errorf("submit: %v", e)
+		}
+		submitted <- r.GetOperationId()
+	}})
+	op := await(t, submitted, "submission")
+	var started []string
+	testutil.WaitFor(t, 10*time.Second, "both jobs to start", func() bool {
+		started = append(started, startIDs(h.beat("n1", started, nil))...)
+		return len(started) == 2
+	})
+	a, b := started[0], started[1]
+	j.setDown(true)
+	done := map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED}
+	if got := acks(h.beat("n1", []string{b}, done)); len(got) != 0 {
+		t.Fatalf("acknowledged %v with the journal down", got)
+	}
+	h.waitJobs(op, 1, 1)
+
+	// The node goes silent until it is lost: its node actor stops.
+	h.clock.advance(DefaultConfig().NodeLostTimeout + time.Second)
+	testutil.WaitFor(t, 10*time.Second, "the lost node's actor to stop", func() bool {
+		return len(h.sys.router.all()) == 0
+	})
+
+	// It comes back, still reporting the completion, the journal still
+	// down: not acknowledged.
+	for range 3 {
+		if got := acks(h.beat("n1", nil, done)); len(got) != 0 {
+			t.Fatalf("acknowledged %v of the node that came back, with the journal down", got)
+		}
+	}
+	j.setDown(false)
+	testutil.WaitFor(t, 10*time.Second, "the completion to be acknowledged once stored", func() bool {
+		return slices.Contains(acks(h.beat("n1", nil, done)), a)
+	})
+	if ids := j.jobIDs(); !slices.Contains(ids, a) {
+		t.Errorf("journal %v has no %s after its acknowledgement", ids, a)
+	}
+}

@@ -140,6 +140,16 @@ type jobFinished struct {
 	jobID  string
 }
 
+// journalAgain asks an operation to journal again a completion a node
+// reports that the operation already counts (see unknownFinished); notify
+// is told once it is stored, at once when the operation does not count
+// it or needs no journal.
+type journalAgain struct {
+	notify *actor.PID
+	ref    jobRef
+	jobID  string
+}
+
 // statusUpdate carries an operation's latest status to the root (for
 // listing).
 type statusUpdate struct {

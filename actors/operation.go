@@ -152,6 +152,14 @@ func (o *operationActor) Receive(ctx actor.Context) {
 		o.running++
 	case *jobFinished:
 		o.onJobFinished(ctx, m)
+	case *journalAgain:
+		if !o.progress.has(m.ref.key.Task, m.ref.key.Index) {
+			// Not its completed job (a copy of a job that runs or
+			// completed elsewhere): nothing to store.
+			ctx.Send(m.notify, &completionsStored{ids: []string{m.jobID}})
+			return
+		}
+		o.journalCompletion(ctx, &jobFinished{ref: m.ref, notify: m.notify, jobID: m.jobID})
 	case *GetOperation:
 		m.Reply(o.status(), nil)
 	case *AbortOperation:

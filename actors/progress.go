@@ -39,6 +39,14 @@ func (p *jobProgress) mark(spec *pb.OperationSpec, task, index int) bool {
 	return true
 }
 
+// has reports whether job index of task is marked completed.
+func (p *jobProgress) has(task, index int) bool {
+	if task < 0 || task >= len(p.tasks) || index < 0 || index/64 >= len(p.tasks[task]) {
+		return false
+	}
+	return p.tasks[task][index/64]&(uint64(1)<<(index%64)) != 0
+}
+
 // each calls fn for every completed job, by task then index.
 func (p *jobProgress) each(fn func(task, index int)) {
 	for ti, words := range p.tasks {
