@@ -129,6 +129,12 @@ func Run(ctx context.Context, cfg Config) error {
 	tick := time.NewTicker(cfg.Refresh)
 	defer tick.Stop()
 	for {
+		if ctx.Err() != nil {
+			// Over (a tick and the end can be ready together, and select
+			// may take the tick): nothing more is submitted.
+			fmt.Fprintln(cfg.Out, "demo finished")
+			return nil
+		}
 		for len(pending) > 0 && time.Since(start) >= pending[0].at {
 			a := pending[0]
 			pending = pending[1:]
