@@ -93,14 +93,24 @@ func bumpEpoch(ctx context.Context, kv jetstream.KeyValue) (uint64, error) {
 			return 0, fmt.Errorf("stored epoch %q: %w", e.Value(), err)
 		}
 		next := cur + 1
-		if _, err := kv.Update(ctx, key, []byte(strconv.FormatUint(next, 10)), e.Revision()); err == nil {
+		_, err = kv.Update(ctx, key, []byte(strconv.FormatUint(next, 10)), e.Revision())
+		if err == nil {
 			return next, nil
-		} else if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			var apiErr *jetstream.APIError
-			if !errors.As(err, &apiErr) {
-				return 0, err
-			}
+		}
+		if !casConflict(err) {
+			return 0, fmt.Errorf("epoch: raise to %d: %w", next, err)
 		}
 	}
 	return 0, errors.New("epoch: too many concurrent updates")
+}
+
+// casConflict reports whether a compare-and-set write failed only because
+// another writer came first (worth another try).
+func casConflict(err error) bool {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
