@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -119,8 +120,10 @@ func (c Config) Validate() error {
 	}
 	seen := make(map[string]bool, len(c.Tags))
 	for i, tag := range c.Tags {
-		if tag == "" {
-			return fmt.Errorf("%w: Tags[%d] is empty", ErrInvalidConfig, i)
+		if err := tagfilter.CheckTag(tag); err != nil {
+			// A tag no node_tag_filter can name: no tree could select
+			// the node by it.
+			return fmt.Errorf("%w: Tags[%d]: %w", ErrInvalidConfig, i, err)
 		}
 		if seen[tag] {
 			return fmt.Errorf("%w: Tags[%d]: %q appears twice", ErrInvalidConfig, i, tag)

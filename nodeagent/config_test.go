@@ -41,6 +41,7 @@ func TestConfigValidate(t *testing.T) {
 		"NaN resource":               {func(c *nodeagent.Config) { c.Resources[scheduler.GPU] = math.NaN() }, "Resources: gpu"},
 		"empty tag":                  {func(c *nodeagent.Config) { c.Tags = []string{"a", ""} }, "Tags[1]"},
 		"duplicate tag":              {func(c *nodeagent.Config) { c.Tags = []string{"a", "a"} }, "Tags[1]"},
+		"tag no filter can name":     {func(c *nodeagent.Config) { c.Tags = []string{"gpu", "gpu ssd"} }, `Tags[1]: tagfilter: invalid node tag filter: tag "gpu ssd" has ' '`},
 		"negative period":            {func(c *nodeagent.Config) { c.HeartbeatPeriod = -time.Second }, "HeartbeatPeriod"},
 		"negative timeout":           {func(c *nodeagent.Config) { c.HeartbeatTimeout = -1 }, "HeartbeatTimeout"},
 		"negative interrupt timeout": {func(c *nodeagent.Config) { c.InterruptionTimeout = -1 }, "InterruptionTimeout"},
