@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -310,8 +311,17 @@ func (d *decoder) nodes(n *yaml.Node, path string) ([]scheduler.Node, error) {
 			d.intTo("count", &count),
 			d.resourcesTo("resources", &res),
 			{key: "tags", set: func(v *yaml.Node, p string) (err error) {
-				tags, err = d.stringList(v, p)
-				return err
+				if tags, err = d.stringList(v, p); err != nil {
+					return err
+				}
+				for i, tag := range tags {
+					// A tag no node_tag_filter can name selects the
+					// node for no tree.
+					if err := tagfilter.CheckTag(tag); err != nil {
+						return d.fail(joinIndex(p, i), v, "%v", err)
+					}
+				}
+				return nil
 			}},
 		})
 		if err != nil {

@@ -74,6 +74,7 @@ func TestParseBadInputs(t *testing.T) {
 		{"node count 0", "version: 1\ncluster: {nodes: [{count: 0, resources: {cpu: 1}}]}\n", "cluster.nodes[0].count", "count must be >= 1"},
 		{"node without resources", "version: 1\ncluster: {nodes: [{count: 2}]}\n", "cluster.nodes[0].resources", "missing required key"},
 		{"node tags not strings", "version: 1\ncluster: {nodes: [{resources: {cpu: 1}, tags: [1]}]}\n", "cluster.nodes[0].tags[0]", "want a string"},
+		{"node tag no filter can name", "version: 1\ncluster: {nodes: [{resources: {cpu: 1}, tags: [ssd, \"gpu ssd\"]}]}\n", "cluster.nodes[0].tags[1]", `tag "gpu ssd" has ' '`},
 
 		// Tree.
 		{"aggressive threshold above normal", head + "tree: {preemption_satisfaction_threshold: 0.5, aggressive_preemption_satisfaction_threshold: 0.7}\n",
