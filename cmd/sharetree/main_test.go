@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -181,5 +183,24 @@ func TestServerRefusesPoolsFileBreakingARule(t *testing.T) {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q lacks %q", errOut, want)
 		}
+	}
+}
+
+// A name holding a tab or a line break (names are free-form) is quoted in
+// the table, so it moves no column or row.
+func TestFairshareTableQuotesControlCharacters(t *testing.T) {
+	f := writeFile(t, "ctl.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools: [{name: \"a\\tb\"}]\n"+
+		"operations: [{id: \"op\\n1\", pool: \"a\\tb\", demand: {cpu: 1}}]\n")
+	code, out, errOut := runCLI(t, "fairshare", "-o", "table", "-f", f)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var rows []string
+	for _, l := range lines[1:] { // after the title
+		rows = append(rows, strings.Fields(l)[0])
+	}
+	if diff := cmp.Diff([]string{"ELEMENT", "<Root>", `"a\tb"`, `"op\n1"`}, rows); diff != "" {
+		t.Errorf("first cells (-want +got):\n%s\n%s", diff, out)
 	}
 }

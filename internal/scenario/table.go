@@ -3,8 +3,10 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -27,7 +29,7 @@ func WriteTable(w io.Writer, rep *Report, total scheduler.Resources) error {
 		}
 		title := fmt.Sprintf("step %d at %s", si, step.Time)
 		if rep.Name != "" && si == 0 {
-			title = rep.Name + " — " + title
+			title = cellName(rep.Name) + " — " + title
 		}
 		if _, err := fmt.Fprintln(w, title); err != nil {
 			return err
@@ -46,7 +48,7 @@ func WriteTable(w io.Writer, rep *Report, total scheduler.Resources) error {
 		}
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, e := range orderTree(step.Elements) {
-			row := []string{strings.Repeat("  ", e.depth) + e.Name, stateOf(e.ElementReport), weightOf(e.ElementReport)}
+			row := []string{strings.Repeat("  ", e.depth) + cellName(e.Name), stateOf(e.ElementReport), weightOf(e.ElementReport)}
 			for _, s := range []ShareJSON{e.FairShare.Total, e.UsageShare, e.DemandShare} {
 				for _, r := range resources {
 					row = append(row, fmt.Sprintf("%.4f", s[r]))
@@ -110,4 +112,14 @@ func weightOf(e *ElementReport) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3g", *e.Weight)
+}
+
+// cellName is a name as a table cell: quoted (Go syntax) when it holds a
+// character that would move the table's columns or rows (a tab, a line
+// break, any control character), else as it is.
+func cellName(name string) string {
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return strconv.Quote(name)
+	}
+	return name
 }
