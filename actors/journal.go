@@ -296,15 +296,15 @@ func (w *journalWriter) write(in []journalInput) bool {
 	}
 	// The nodes to tell, in the order they first appear.
 	var nodes []*actor.PID
-	stored := map[*actor.PID][]string{}
+	stored := map[string][]string{} // by the node actor's id
 	for _, x := range in {
 		switch x.kind {
 		case journalAppend:
 			w.floor.note(x.op, seq, x.idx)
-			if _, ok := stored[x.node]; !ok {
+			if _, ok := stored[x.node.Id]; !ok {
 				nodes = append(nodes, x.node)
 			}
-			stored[x.node] = append(stored[x.node], x.jobID)
+			stored[x.node.Id] = append(stored[x.node.Id], x.jobID)
 		case journalCovered:
 			w.floor.covered(x.op, x.idx)
 		case journalDropped:
@@ -313,7 +313,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 	}
 	w.needing.Store(int64(w.floor.needing()))
 	for _, pid := range nodes {
-		w.root.Send(pid, &completionsStored{ids: stored[pid]})
+		w.root.Send(pid, &completionsStored{ids: stored[pid.Id]})
 	}
 	return true
 }
