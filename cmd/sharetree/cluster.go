@@ -34,6 +34,9 @@ func newClusterCmd() *cobra.Command {
 			if args[0] != "default_tree" {
 				return usageError{fmt.Errorf("%s: unknown key %q (want default_tree)", cmd.CommandPath(), args[0])}
 			}
+			if _, err := treeName(cmd, args[1]); err != nil {
+				return err
+			}
 			return withClient(cmd, &cf, func(c *cfgClient) error {
 				d, err := c.SetCluster(c.ctx, &pb.SetClusterRequest{Key: args[0], Value: args[1], ExpectedRevision: rev})
 				if err != nil {

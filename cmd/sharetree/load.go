@@ -72,6 +72,9 @@ func newLoadCmd() *cobra.Command {
 			if serverProcess && cfg.NATSURL != "" {
 				return usageError{errors.New("--server-process and --nats-url exclude each other")}
 			}
+			if port < -1 || port > 65535 {
+				return usageError{fmt.Errorf("--port %d: want a port (0 to 65535) or -1 for any free port", port)}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if serverProcess {

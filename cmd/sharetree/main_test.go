@@ -93,6 +93,8 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"unknown command":  {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
 		"load serve twice": {[]string{"load", "--serve", "--server-process"}, []string{"--serve and --server-process exclude each other"}},
 		"load two servers": {[]string{"load", "--server-process", "--nats-url", "nats://127.0.0.1:1"}, []string{"--server-process and --nats-url exclude each other"}},
+		"load bad port":    {[]string{"load", "--serve", "--port", "70000"}, []string{"--port 70000"}},
+		"bad default tree": {[]string{"cluster", "set", "default_tree", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"tree name"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
