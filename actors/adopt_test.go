@@ -113,6 +113,27 @@ func (h *adoptHarness) waitJobs(id string, running, completed int64) {
 	})
 }
 
+// submitStarted submits an operation of jobs one-cpu jobs and beats node
+// n1 until all of them started; it returns the operation's id and the
+// started jobs' ids.
+func (h *adoptHarness) submitStarted(jobs int32) (string, []string) {
+	h.t.Helper()
+	submitted := make(chan string, 1)
+	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", jobs).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
+		if e != nil {
+			h.t.Errorf("submit: %v", e)
+		}
+		submitted <- r.GetOperationId()
+	}})
+	op := await(h.t, submitted, "submission")
+	var started []string
+	testutil.WaitFor(h.t, 10*time.Second, "the jobs to start", func() bool {
+		started = append(started, startIDs(h.beat("n1", started, nil))...)
+		return len(started) == int(jobs)
+	})
+	return op, started
+}
+
 func startIDs(r *pb.HeartbeatResponse) []string {
 	var out []string
 	for _, s := range r.GetJobsToStart() {

@@ -92,19 +92,7 @@ func acks(r *pb.HeartbeatResponse) []string { return r.GetAcknowledgedFinishedJo
 func TestCompletionAcknowledgedOnceStored(t *testing.T) {
 	j := newMemJournal()
 	h := startHarness(t, func(d *Deps) { d.Journal = j })
-	submitted := make(chan string, 1)
-	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 2).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
-		if e != nil {
-			t.Errorf("submit: %v", e)
-		}
-		submitted <- r.GetOperationId()
-	}})
-	op := await(t, submitted, "submission")
-	var started []string
-	testutil.WaitFor(t, 10*time.Second, "both jobs to start", func() bool {
-		started = append(started, startIDs(h.beat("n1", started, nil))...)
-		return len(started) == 2
-	})
+	op, started := h.submitStarted(2)
 	a, b := started[0], started[1]
 
 	// The store is down: the completion waits, unacknowledged, however
@@ -248,19 +236,7 @@ func TestNotRevivedOperationIsStoredDespiteAFailedWrite(t *testing.T) {
 func TestLostNodesWaitingCompletionIsStoredBeforeItsAck(t *testing.T) {
 	j := newMemJournal()
 	h := startHarness(t, func(d *Deps) { d.Journal = j })
-	submitted := make(chan string, 1)
-	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 2).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
-		if e != nil {
-			t.Errorf("submit: %v", e)
-		}
-		submitted <- r.GetOperationId()
-	}})
-	op := await(t, submitted, "submission")
-	var started []string
-	testutil.WaitFor(t, 10*time.Second, "both jobs to start", func() bool {
-		started = append(started, startIDs(h.beat("n1", started, nil))...)
-		return len(started) == 2
-	})
+	op, started := h.submitStarted(2)
 	a, b := started[0], started[1]
 	j.setDown(true)
 	done := map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED}

@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -30,19 +29,7 @@ func (p *panicOnUpdateEvents) Publish(_ string, kind subjects.EventKind, ev *pb.
 // forgotten), and its next write overwrote the stored status with that.
 func TestOperationActorPanicIsFatal(t *testing.T) {
 	h := startHarness(t, func(d *Deps) { d.Events = &panicOnUpdateEvents{} })
-	submitted := make(chan string, 1)
-	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 2).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
-		if e != nil {
-			t.Errorf("submit: %v", e)
-		}
-		submitted <- r.GetOperationId()
-	}})
-	op := await(t, submitted, "submission")
-	var started []string
-	testutil.WaitFor(t, 10*time.Second, "both jobs to start", func() bool {
-		started = append(started, startIDs(h.beat("n1", started, nil))...)
-		return len(started) == 2
-	})
+	op, started := h.submitStarted(2)
 	h.beat("n1", started[1:], map[string]pb.JobState{started[0]: pb.JobState_JOB_STATE_COMPLETED})
 	h.waitJobs(op, 1, 1)
 
