@@ -53,19 +53,7 @@ func TestUpdateGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg := DefaultConfig()
 	cfg.Now, cfg.RequestTimeout = clock.Now, 100*time.Millisecond
-	events := newGatedFairShareEvents(false)
-	deps := Deps{Events: events, Signals: nopSignals{}, Store: memStore{}, Epoch: 2}
-	sys, err := Start(cfg, deps, []TreeSpec{{Name: "physical", Config: scheduler.DefaultTreeConfig()}}, "physical", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sys.Stop)
-	released := false
-	defer func() {
-		if !released {
-			close(events.release)
-		}
-	}()
+	sys, events := startGated(t, cfg, false)
 	submitted := make(chan string, 1)
 	sys.Submit(&SubmitOperation{Spec: revivedOp("", 1).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
 		if e != nil {
@@ -85,9 +73,11 @@ func TestUpdateGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	if e := await(t, answers, "update answer"); e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 		t.Fatalf("update answer %v; want UNAVAILABLE (the tree does not answer)", e)
 	}
-	close(events.release)
-	released = true
-	var snap *TreeIntrospection
+	events.open()
+	var (
+		snap *TreeIntrospection
+		err  error
+	)
 	testutil.WaitFor(t, 10*time.Second, "the tree to answer again", func() bool {
 		snap, err = sys.Introspect("physical", Scope{Operation: scheduler.OperationID(op)})
 		return err == nil

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,25 @@ import (
 type gatedFairShareEvents struct {
 	entered, release chan struct{}
 	armed, once      atomic.Bool
+	releaseOnce      sync.Once
+}
+
+// open releases the held event (once; later calls do nothing).
+func (g *gatedFairShareEvents) open() { g.releaseOnce.Do(func() { close(g.release) }) }
+
+// startGated starts a system of one tree whose fair-share events are
+// gated; the gate opens before the system stops at the end of the test.
+func startGated(t *testing.T, cfg Config, armed bool) (*System, *gatedFairShareEvents) {
+	t.Helper()
+	events := newGatedFairShareEvents(armed)
+	deps := Deps{Events: events, Signals: nopSignals{}, Store: memStore{}, Epoch: 2}
+	sys, err := Start(cfg, deps, []TreeSpec{{Name: "physical", Config: scheduler.DefaultTreeConfig()}}, "physical", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sys.Stop)
+	t.Cleanup(events.open) // runs first: a held tree actor would hold up Stop
+	return sys, events
 }
 
 func newGatedFairShareEvents(armed bool) *gatedFairShareEvents {
@@ -38,19 +58,7 @@ func (g *gatedFairShareEvents) Publish(_ string, kind subjects.EventKind, _ *pb.
 func TestAdmissionGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RequestTimeout = 100 * time.Millisecond
-	events := newGatedFairShareEvents(true)
-	deps := Deps{Events: events, Signals: nopSignals{}, Store: memStore{}, Epoch: 2}
-	sys, err := Start(cfg, deps, []TreeSpec{{Name: "physical", Config: scheduler.DefaultTreeConfig()}}, "physical", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sys.Stop)
-	released := false
-	defer func() {
-		if !released {
-			close(events.release)
-		}
-	}()
+	sys, events := startGated(t, cfg, true)
 	await(t, events.entered, "the tree's first fair-share event")
 
 	answers := make(chan *pb.Error, 1)
@@ -58,9 +66,11 @@ func TestAdmissionGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	if e := await(t, answers, "submit answer"); e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 		t.Fatalf("submit answer %v; want UNAVAILABLE (the tree does not answer)", e)
 	}
-	close(events.release)
-	released = true
-	var snap *TreeIntrospection
+	events.open()
+	var (
+		snap *TreeIntrospection
+		err  error
+	)
 	testutil.WaitFor(t, 10*time.Second, "the tree to answer again", func() bool {
 		snap, err = sys.Introspect("physical", Scope{AllOperations: true})
 		return err == nil
