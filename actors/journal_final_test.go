@@ -62,19 +62,7 @@ func TestFinishedOperationsCompletionWaitsForItsFinalStatus(t *testing.T) {
 	j := newMemJournal()
 	store := &downStore{}
 	h := startHarness(t, func(d *Deps) { d.Journal, d.Store = j, store })
-	submitted := make(chan string, 1)
-	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", 1).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
-		if e != nil {
-			t.Errorf("submit: %v", e)
-		}
-		submitted <- r.GetOperationId()
-	}})
-	op := await(t, submitted, "submission")
-	var started []string
-	testutil.WaitFor(t, 10*time.Second, "the job to start", func() bool {
-		started = append(started, startIDs(h.beat("n1", started, nil))...)
-		return len(started) == 1
-	})
+	op, started := h.submitStarted(1)
 	a := started[0]
 
 	// NATS is down: neither the journal nor the store can be written. The
