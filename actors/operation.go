@@ -307,13 +307,9 @@ func (o *operationActor) onAbort(ctx actor.Context, m *AbortOperation) {
 	// The abort is answered once a write that has it is stored, as a
 	// submission and an update are: an acknowledged abort survives a
 	// restart (the operation is not revived to run again).
-	o.waitAcks = append(o.waitAcks, func(err error) {
-		if errors.Is(err, errNotStored) {
-			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s: %v", o.id, err))
-			return
-		}
-		if err != nil {
-			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s: aborted, but the abort could not be stored yet (retrying): %v", o.id, err))
+	o.ackStored("aborted, but the abort", func(e *pb.Error) {
+		if e != nil {
+			m.Reply(nil, e)
 			return
 		}
 		m.Reply(&pb.AbortOperationResponse{Status: o.status()}, nil)
@@ -530,6 +526,23 @@ func (o *operationActor) journalPersisted(m *persisted) {
 			t.ledger.markSettled(scheduler.OperationID(o.id))
 		}
 	}
+}
+
+// ackStored answers a change once a write that has it is stored (reply
+// with nil), or with the write's failure: FAILED_PRECONDITION when the
+// operation was never stored, else UNAVAILABLE saying that what ("the
+// update is in effect but") could not be stored yet, the write retried.
+func (o *operationActor) ackStored(what string, reply func(*pb.Error)) {
+	o.waitAcks = append(o.waitAcks, func(err error) {
+		switch {
+		case errors.Is(err, errNotStored):
+			reply(pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s: %v", o.id, err))
+		case err != nil:
+			reply(pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s: %s could not be stored yet (retrying): %v", o.id, what, err))
+		default:
+			reply(nil)
+		}
+	})
 }
 
 // failAcks calls the acks that wait for a write with err.

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -177,13 +176,9 @@ func (o *operationActor) updated(ctx actor.Context, m *UpdateOperation, next *pb
 		}
 	}
 	o.publishState(from, reason)
-	o.waitAcks = append(o.waitAcks, func(err error) {
-		if errors.Is(err, errNotStored) {
-			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "operation_id", "operation %s: %v", o.id, err))
-			return
-		}
-		if err != nil {
-			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s: the update is in effect but could not be stored yet (retrying): %v", o.id, err))
+	o.ackStored("the update is in effect but", func(e *pb.Error) {
+		if e != nil {
+			m.Reply(nil, e)
 			return
 		}
 		m.Reply(&pb.UpdateOperationResponse{Status: o.status()}, nil)
