@@ -7,7 +7,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
-	"github.com/sharetree/sharetree/scheduler"
 )
 
 // A revived operation's id is known before its trees admitted it again
@@ -20,12 +19,7 @@ func TestOperationAbortedBeforeItsAdmissionStaysAborted(t *testing.T) {
 	as := actor.NewActorSystem()
 	defer as.Shutdown()
 	cfg := DefaultConfig()
-	done := make(chan scheduler.OperationID, 4)
-	tree := as.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if m, ok := c.Message().(*operationDone); ok {
-			done <- m.id
-		}
-	}))
+	tree, done := spawnDoneRecorder(as)
 	root := as.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: memStore{}, Epoch: 1}
 	revived := revivedOp("op-1", 2)

@@ -58,6 +58,18 @@ func (s *blockingStore) Put(context.Context, *pb.OperationStatus) error {
 
 func (*blockingStore) List(context.Context) ([]*pb.OperationStatus, error) { return nil, nil }
 
+// spawnDoneRecorder spawns a stand-in tree actor that hands on the ids of
+// the operationDone messages it gets.
+func spawnDoneRecorder(as *actor.ActorSystem) (*actor.PID, <-chan scheduler.OperationID) {
+	done := make(chan scheduler.OperationID, 4)
+	pid := as.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*operationDone); ok {
+			done <- m.id
+		}
+	}))
+	return pid, done
+}
+
 // An operation whose first write failed was never acknowledged: its
 // admission is undone once, and nothing of it is written after, not even
 // when one of its jobs reports its end before the actor goes (that used to
@@ -67,12 +79,7 @@ func TestOperationUndoneAfterFailedFirstWriteIsNeverWritten(t *testing.T) {
 	as := actor.NewActorSystem()
 	defer as.Shutdown()
 	cfg := DefaultConfig()
-	done := make(chan scheduler.OperationID, 4)
-	tree := as.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if m, ok := c.Message().(*operationDone); ok {
-			done <- m.id
-		}
-	}))
+	tree, done := spawnDoneRecorder(as)
 	finals := make(chan pb.OperationState, 4)
 	root := as.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if m, ok := c.Message().(*statusUpdate); ok && m.final {
