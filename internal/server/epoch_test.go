@@ -19,16 +19,8 @@ import (
 // own: a compare-and-set conflict is tried again. Any other failure is
 // returned as it is, not as a conflict.
 func TestEpochRaisedOnceByEachStart(t *testing.T) {
-	ns := testutil.StartNATS(t)
-	js, err := jetstream.New(testutil.Connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := schedulerBucket(t)
 	const starts = 4
 	var (
 		mu   sync.Mutex
@@ -82,4 +74,18 @@ func TestCASConflict(t *testing.T) {
 			t.Errorf("%s: casConflict = %v, want %v", name, got, c.want)
 		}
 	}
+}
+
+// schedulerBucket is the scheduler bucket on a new embedded NATS server.
+func schedulerBucket(t *testing.T) jetstream.KeyValue {
+	t.Helper()
+	js, err := jetstream.New(testutil.Connect(t, testutil.StartNATS(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }

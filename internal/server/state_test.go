@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/testutil"
@@ -36,16 +35,8 @@ func cpuVolume(pool string, v float64) *pb.PoolVolume {
 // does not, on a real JetStream bucket; the bucket's other keys are not
 // read as states.
 func TestStoredTreeStatesAreCheckedOnLoad(t *testing.T) {
-	ns := testutil.StartNATS(t)
-	js, err := jetstream.New(testutil.Connect(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := schedulerBucket(t)
 	store := &kvState{kv: kv}
 	// What the scheduler writes, read back.
 	if err := store.PutTreeState(ctx, &pb.TreeState{Tree: "a$b", Pools: []*pb.PoolVolume{cpuVolume("p", 3.5), cpuVolume("q", 1e-12)}}); err != nil {
