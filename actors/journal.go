@@ -351,9 +351,9 @@ func (n *nodeActor) journaling() bool { return n.deps.Journal != nil }
 // acknowledged.
 func (n *nodeActor) await(id string, ledger *Ledger, op scheduler.OperationID, now time.Time) {
 	if n.awaiting == nil {
-		n.awaiting = map[string]*awaitingJob{}
+		n.awaiting = map[string]awaitingJob{}
 	}
-	n.awaiting[id] = &awaitingJob{ledger: ledger, op: op, since: now}
+	n.awaiting[id] = awaitingJob{ledger: ledger, op: op, since: now}
 }
 
 // awaited reports whether a completed job the node reports again can be
@@ -362,6 +362,6 @@ func (n *nodeActor) await(id string, ledger *Ledger, op scheduler.OperationID, n
 // operation actor ends only after its final status, which has every
 // completion, is stored). An operation leaves its ledger as it finishes,
 // before its final status is stored: until then its completions wait.
-func (n *nodeActor) awaited(a *awaitingJob, now time.Time) bool {
+func (n *nodeActor) awaited(a awaitingJob, now time.Time) bool {
 	return a.stored || (now.Sub(a.since) > n.cfg.RequestTimeout && !a.ledger.needsCompletions(a.op))
 }

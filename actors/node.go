@@ -73,8 +73,9 @@ type nodeActor struct {
 	lastHeard   time.Time
 	jobs        map[string]*nodeJob
 	// awaiting are the completed jobs the node reported whose finish is
-	// acknowledged once stored in the completions journal.
-	awaiting map[string]*awaitingJob
+	// acknowledged once stored in the completions journal (held by value:
+	// no allocation per completion on the heartbeat path).
+	awaiting map[string]awaitingJob
 	// period is the heartbeat period every response carries (immutable,
 	// shared by the responses).
 	period *durationpb.Duration
@@ -116,8 +117,9 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		n.drainDeferred(ctx)
 	case *completionsStored:
 		for _, id := range m.ids {
-			if a := n.awaiting[id]; a != nil {
+			if a, ok := n.awaiting[id]; ok {
 				a.stored = true
+				n.awaiting[id] = a
 			}
 		}
 	case *actor.Stopping:
@@ -243,7 +245,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	left, done, check, jobs := n.buf.left[:0], req.done[:0], req.check[:0], req.jobs[:0]
 	checkIDs := n.buf.checkIDs[:0]
 	for _, f := range hb.GetFinishedJobs() {
-		if a := n.awaiting[f.GetJobId()]; a != nil {
+		if a, ok := n.awaiting[f.GetJobId()]; ok {
 			if n.awaited(a, now) {
 				resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
 				delete(n.awaiting, f.GetJobId())
