@@ -53,6 +53,16 @@ type Config struct {
 	// ProgressPersistPeriod instead of the store's fsyncs crowding the
 	// heartbeats out. Default 100.
 	ProgressWriteRate float64
+	// JournalBatchInterval is the least time between the starts of two
+	// writes to the completions journal (Deps.Journal): completions that
+	// arrive meanwhile wait and go in the next batch. Each write is one
+	// fsync; a completion is acknowledged at its node's next heartbeat
+	// after its batch is stored, so an interval well under HeartbeatPeriod
+	// delays few acknowledgements and saves most of the fsyncs and the
+	// messages to the node actors under load. It is capped at half of
+	// HeartbeatPeriod; at most 1s; 0 writes as soon as the previous write
+	// ended. Default 50ms.
+	JournalBatchInterval time.Duration
 	// MaxJobsPerHeartbeat caps the jobs started on one node per heartbeat;
 	// 0 is no cap. Default 0.
 	MaxJobsPerHeartbeat int
@@ -97,6 +107,7 @@ func DefaultConfig() Config {
 		JobRevivalTimeout:        10 * time.Second,
 		ProgressPersistPeriod:    5 * time.Second,
 		ProgressWriteRate:        100,
+		JournalBatchInterval:     50 * time.Millisecond,
 		DefaultMaxFailedJobCount: 10,
 		FairShareEventPeriod:     time.Second,
 		RequestTimeout:           5 * time.Second,
@@ -128,6 +139,8 @@ func (c *Config) Validate() error {
 		return bad("ProgressPersistPeriod", "must be positive, got %s", c.ProgressPersistPeriod)
 	case !(c.ProgressWriteRate > 0) || math.IsInf(c.ProgressWriteRate, 1):
 		return bad("ProgressWriteRate", "must be a finite number > 0, got %g", c.ProgressWriteRate)
+	case c.JournalBatchInterval < 0 || c.JournalBatchInterval > time.Second:
+		return bad("JournalBatchInterval", "must be between 0 and 1s, got %s", c.JournalBatchInterval)
 	case c.MaxJobsPerHeartbeat < 0:
 		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
 	case c.DefaultMaxFailedJobCount < 0:

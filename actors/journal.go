@@ -73,9 +73,14 @@ type journalWriter struct {
 	root    *actor.RootContext
 	logger  *slog.Logger
 	timeout time.Duration
-	// clock paces the trims (wall time: it decides nothing but how often
-	// the journal is asked to drop batches).
+	// clock paces the trims and the writes (wall time: it decides nothing
+	// but how often the journal is written and asked to drop batches).
 	clock func() time.Time
+	// interval is the least time between the starts of two writes
+	// (Config.JournalBatchInterval, capped at half the heartbeat period).
+	interval time.Duration
+	// after waits between writes (time.After; tests replace it).
+	after func(time.Duration) <-chan time.Time
 
 	mu     sync.Mutex
 	queue  []journalInput
@@ -126,6 +131,7 @@ func (w *journalWriter) stats() JournalStats {
 // until the operations store a status.
 func newJournalWriter(j CompletionJournal, root *actor.RootContext, cfg *Config, found []JournalBatch, owed map[string]bool) *journalWriter {
 	w := &journalWriter{j: j, root: root, logger: cfg.Logger, timeout: cfg.RequestTimeout, clock: time.Now,
+		interval: min(cfg.JournalBatchInterval, cfg.HeartbeatPeriod/2), after: time.After,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), owed: owed}
 	for _, b := range found {
 		w.next = max(w.next, b.Seq+1)
@@ -219,6 +225,13 @@ func (w *journalWriter) take() []journalInput {
 	return in
 }
 
+// pending reports whether inputs wait in the queue.
+func (w *journalWriter) pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) > 0
+}
+
 // putBack returns inputs that could not be written to the queue's front.
 func (w *journalWriter) putBack(in []journalInput) {
 	w.mu.Lock()
@@ -229,9 +242,15 @@ func (w *journalWriter) putBack(in []journalInput) {
 
 func (w *journalWriter) run() {
 	defer close(w.done)
+	defer func() {
+		st := w.stats()
+		w.logger.Info("completions journal writer stopped", "batches", st.Batches, "completions", st.Completions,
+			"write_failures", st.WriteFailures, "trims", st.Trims, "unwritten", st.Queued)
+	}()
 	retry := journalRetryMin
 	var trimTimer *time.Timer
 	var trimC <-chan time.Time
+	var lastWrite time.Time
 	for {
 		select {
 		case <-w.stop:
@@ -241,10 +260,20 @@ func (w *journalWriter) run() {
 			trimC = nil
 		}
 		for {
+			// Let the next batch gather what arrives until interval has
+			// passed since the last write began.
+			if wait := w.interval - w.clock().Sub(lastWrite); wait > 0 && w.pending() {
+				select {
+				case <-w.stop:
+					return
+				case <-w.after(wait):
+				}
+			}
 			in := w.take()
 			if len(in) == 0 {
 				break
 			}
+			lastWrite = w.clock()
 			if !w.write(in) {
 				w.putBack(in)
 				select {

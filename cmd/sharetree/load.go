@@ -156,6 +156,7 @@ func newLoadCmd() *cobra.Command {
 	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
 	f.BoolVar(&cfg.SyncAlways, "sync-always", cfg.SyncAlways, "the embedded scheduler fsyncs JetStream writes before acknowledging them, as sharetree server does by default")
 	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
+	f.DurationVar(&cfg.JournalBatchInterval, "journal-batch-interval", cfg.JournalBatchInterval, "least time between two writes of the embedded scheduler's completions journal (0: as soon as the previous write ended)")
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
 	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")
 	f.BoolVar(&check, "check", false, "exit with status 1 when a target is not met")
@@ -194,6 +195,8 @@ func checkLoadFlags(cfg *loadgen.Config) error {
 		return bad("--agents-per-connection must be positive, got %d", cfg.AgentsPerConn)
 	case cfg.FairShareUpdatePeriod < 0:
 		return bad("--fair-share-update-period must be >= 0, got %s", cfg.FairShareUpdatePeriod)
+	case cfg.JournalBatchInterval < 0 || cfg.JournalBatchInterval > time.Second:
+		return bad("--journal-batch-interval must be between 0 and 1s, got %s", cfg.JournalBatchInterval)
 	case cfg.Targets.P99 < 0:
 		return bad("--target-p99 must be >= 0, got %s", cfg.Targets.P99)
 	case cfg.Targets.StartsPerSecond < 0:

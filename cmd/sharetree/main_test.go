@@ -79,22 +79,23 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		args    []string
 		wantErr []string
 	}{
-		"unknown key":      {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
-		"missing file":     {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
-		"no -f":            {[]string{"fairshare"}, []string{"-f FILE is required"}},
-		"-f a directory":   {[]string{"fairshare", "-f", t.TempDir()}, []string{"is a directory"}},
-		"apply -f a dir":   {[]string{"apply", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
-		"submit -f a dir":  {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
-		"engine rule":      {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
-		"bad -o":           {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
-		"unknown flag":     {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
-		"demo bad -o":      {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},
-		"positional arg":   {[]string{"fairshare", "-f", bad, "extra"}, []string{`unexpected argument "extra"`}},
-		"unknown command":  {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
-		"load serve twice": {[]string{"load", "--serve", "--server-process"}, []string{"--serve and --server-process exclude each other"}},
-		"load two servers": {[]string{"load", "--server-process", "--nats-url", "nats://127.0.0.1:1"}, []string{"--server-process and --nats-url exclude each other"}},
-		"load bad port":    {[]string{"load", "--serve", "--port", "70000"}, []string{"--port 70000"}},
-		"bad default tree": {[]string{"cluster", "set", "default_tree", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"tree name"}},
+		"unknown key":               {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
+		"missing file":              {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
+		"no -f":                     {[]string{"fairshare"}, []string{"-f FILE is required"}},
+		"-f a directory":            {[]string{"fairshare", "-f", t.TempDir()}, []string{"is a directory"}},
+		"apply -f a dir":            {[]string{"apply", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
+		"submit -f a dir":           {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
+		"engine rule":               {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
+		"bad -o":                    {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
+		"unknown flag":              {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},
+		"demo bad -o":               {[]string{"demo", "-o", "yaml"}, []string{"-o must be json or table"}},
+		"positional arg":            {[]string{"fairshare", "-f", bad, "extra"}, []string{`unexpected argument "extra"`}},
+		"unknown command":           {[]string{"frobnicate"}, []string{`unexpected argument "frobnicate"`}},
+		"load serve twice":          {[]string{"load", "--serve", "--server-process"}, []string{"--serve and --server-process exclude each other"}},
+		"load two servers":          {[]string{"load", "--server-process", "--nats-url", "nats://127.0.0.1:1"}, []string{"--server-process and --nats-url exclude each other"}},
+		"load bad port":             {[]string{"load", "--serve", "--port", "70000"}, []string{"--port 70000"}},
+		"load bad journal interval": {[]string{"load", "--journal-batch-interval", "-5ms"}, []string{"--journal-batch-interval"}},
+		"bad default tree":          {[]string{"cluster", "set", "default_tree", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"tree name"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -162,6 +163,8 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--progress-persist-period", "0s"},
 		{"server", "--progress-write-rate", "0"},
 		{"server", "--progress-write-rate", "+Inf"},
+		{"server", "--journal-batch-interval", "-1ms"},
+		{"server", "--journal-batch-interval", "2s"},
 		{"server", "--port", "70000"},
 		{"server", "--log-level", "loud"},
 	} {

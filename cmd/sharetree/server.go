@@ -66,6 +66,9 @@ func newServerCmd() *cobra.Command {
 			if r := cfg.Actors.ProgressWriteRate; !(r > 0) || math.IsInf(r, 0) {
 				return usageError{fmt.Errorf("--progress-write-rate must be a finite number > 0, got %g", r)}
 			}
+			if d := cfg.Actors.JournalBatchInterval; d < 0 || d > time.Second {
+				return usageError{fmt.Errorf("--journal-batch-interval must be between 0 and 1s, got %s", d)}
+			}
 			if cfg.GCPercent < 0 {
 				return usageError{fmt.Errorf("--gc-percent must be >= 0, got %d", cfg.GCPercent)}
 			}
@@ -108,6 +111,7 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.Actors.JobRevivalTimeout, "job-revival-timeout", cfg.Actors.JobRevivalTimeout, "after a restart, how long the revived operations wait for the nodes to report the jobs they still run (those are adopted, not restarted) before the jobs no node reported start again (0: no wait)")
 	f.DurationVar(&cfg.Actors.ProgressPersistPeriod, "progress-persist-period", cfg.Actors.ProgressPersistPeriod, "how often, at most, a running operation writes its completed jobs to the operations bucket (a restarted scheduler runs none of them again)")
 	f.Float64Var(&cfg.Actors.ProgressWriteRate, "progress-write-rate", cfg.Actors.ProgressWriteRate, "at most this many writes of completed jobs a second across all operations (each operation then writes less often than --progress-persist-period)")
+	f.DurationVar(&cfg.Actors.JournalBatchInterval, "journal-batch-interval", cfg.Actors.JournalBatchInterval, "least time between two fsynced writes of the completions journal (completed jobs are acknowledged to their nodes once stored; capped at half of --heartbeat-period; 0: write as soon as the previous write ended)")
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -106,6 +107,10 @@ type Config struct {
 	// fair_share_update_period; 0 keeps the tree default (200ms). Ignored
 	// with NATSURL.
 	FairShareUpdatePeriod time.Duration
+	// JournalBatchInterval is the embedded scheduler's least time between
+	// two writes of its completions journal (actors.Config). Ignored with
+	// NATSURL. Default: the scheduler's (50ms).
+	JournalBatchInterval time.Duration
 	// SubmitConcurrency bounds the submissions in flight. Default 64.
 	SubmitConcurrency int
 	// Targets are the thresholds of Report.Checks.
@@ -139,22 +144,23 @@ type Config struct {
 // DefaultConfig returns the defaults: the target load.
 func DefaultConfig() Config {
 	return Config{
-		Agents:            DefaultAgents,
-		AgentsPerConn:     DefaultAgentsPerConn,
-		NodePrefix:        DefaultNodePrefix,
-		SyncAlways:        true,
-		NodeResources:     DefaultNodeResources,
-		Operations:        DefaultOperations,
-		Pools:             DefaultPools,
-		JobResources:      DefaultJobResources,
-		JobDuration:       DefaultJobDuration,
-		HeartbeatPeriod:   DefaultHeartbeatPeriod,
-		HeartbeatTimeout:  DefaultHeartbeatTimeout,
-		Warmup:            DefaultWarmup,
-		Duration:          DefaultDuration,
-		SubmitConcurrency: DefaultSubmitConcurrency,
-		Targets:           Targets{P99: DefaultTargetP99, StartsPerSecond: DefaultTargetStartsPerSecond},
-		Logger:            slog.New(slog.DiscardHandler),
+		Agents:               DefaultAgents,
+		AgentsPerConn:        DefaultAgentsPerConn,
+		NodePrefix:           DefaultNodePrefix,
+		SyncAlways:           true,
+		NodeResources:        DefaultNodeResources,
+		Operations:           DefaultOperations,
+		Pools:                DefaultPools,
+		JobResources:         DefaultJobResources,
+		JobDuration:          DefaultJobDuration,
+		HeartbeatPeriod:      DefaultHeartbeatPeriod,
+		HeartbeatTimeout:     DefaultHeartbeatTimeout,
+		Warmup:               DefaultWarmup,
+		Duration:             DefaultDuration,
+		SubmitConcurrency:    DefaultSubmitConcurrency,
+		JournalBatchInterval: actors.DefaultConfig().JournalBatchInterval,
+		Targets:              Targets{P99: DefaultTargetP99, StartsPerSecond: DefaultTargetStartsPerSecond},
+		Logger:               slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -187,6 +193,8 @@ func (c *Config) Validate() error {
 		return bad("Duration", "must be positive, got %s", c.Duration)
 	case c.FairShareUpdatePeriod < 0:
 		return bad("FairShareUpdatePeriod", "must be >= 0, got %s", c.FairShareUpdatePeriod)
+	case c.JournalBatchInterval < 0 || c.JournalBatchInterval > time.Second:
+		return bad("JournalBatchInterval", "must be between 0 and 1s, got %s", c.JournalBatchInterval)
 	case c.SubmitConcurrency <= 0:
 		return bad("SubmitConcurrency", "must be positive, got %d", c.SubmitConcurrency)
 	case c.Targets.P99 < 0:

@@ -316,6 +316,7 @@ func startScheduler(ctx context.Context, cfg *Config, port int) (*server.Server,
 	scfg.Logger = cfg.Logger
 	scfg.Trees = EmbeddedTrees(cfg)
 	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
+	scfg.Actors.JournalBatchInterval = cfg.JournalBatchInterval
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		removeDir()
