@@ -41,7 +41,9 @@ func (t *logTail) Write(p []byte) (int, error) {
 }
 
 // String returns the kept bytes as valid UTF-8 (a rune cut at the front is
-// dropped; invalid bytes become U+FFFD), since protobuf strings must be.
+// dropped; invalid bytes become U+FFFD), since protobuf strings must be,
+// and at most limit bytes long: a replacement takes three bytes where the
+// invalid byte took one, so the front is cut again at a rune's start.
 func (t *logTail) String() string {
 	t.mu.Lock()
 	b := make([]byte, 0, len(t.buf))
@@ -54,5 +56,12 @@ func (t *logTail) String() string {
 			b = b[1:]
 		}
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	out := strings.ToValidUTF8(string(b), "\uFFFD")
+	if cut := len(out) - t.limit; cut > 0 {
+		for cut < len(out) && !utf8.RuneStart(out[cut]) {
+			cut++
+		}
+		out = out[cut:]
+	}
+	return out
 }

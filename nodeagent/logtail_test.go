@@ -41,8 +41,22 @@ func TestLogTailStaysValidUTF8(t *testing.T) {
 	lt := newLogTail(7)
 	for range 100 {
 		_, _ = lt.Write([]byte(strings.Repeat("ж€😀", 3)[:5]))
-		if s := lt.String(); !utf8.ValidString(s) || len(s) > 7*3 {
+		if s := lt.String(); !utf8.ValidString(s) || len(s) > 7 {
 			t.Fatalf("String() = %q", s)
 		}
+	}
+}
+
+// Invalid bytes become U+FFFD (three bytes each) and the tail still fits
+// the limit, keeping its end.
+func TestLogTailReplacementsStayWithinTheLimit(t *testing.T) {
+	lt := newLogTail(8)
+	_, _ = lt.Write([]byte("\xffa\xffb\xffc\xffd"))
+	s := lt.String()
+	if !utf8.ValidString(s) || len(s) > 8 {
+		t.Fatalf("String() = %q (%d bytes); want valid UTF-8 of at most 8 bytes", s, len(s))
+	}
+	if want := "\uFFFDc\uFFFDd"; s != want {
+		t.Errorf("String() = %q; want %q", s, want)
 	}
 }
