@@ -117,6 +117,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	l := &loop{a: a, period: a.cfg.HeartbeatPeriod, ticker: time.NewTicker(a.cfg.HeartbeatPeriod),
 		timeout: time.NewTimer(time.Hour)}
 	l.timeout.Stop()
+	a.counters.period.Store(int64(l.period))
 	defer l.ticker.Stop()
 	defer l.timeout.Stop()
 	l.heartbeat()

@@ -24,6 +24,11 @@ const (
 	// MaxJobLogLimit bounds JobLogLimit so that a heartbeat carrying a few
 	// finished jobs stays well under NATS's default 1 MiB payload limit.
 	MaxJobLogLimit = 256 << 10
+	// MinSchedulerHeartbeatPeriod is the shortest heartbeat period the agent
+	// takes from a scheduler's response; a shorter one (a misconfigured or
+	// faulty scheduler) is raised to it, so that the agent cannot be made
+	// to heartbeat in a busy loop.
+	MinSchedulerHeartbeatPeriod = 10 * time.Millisecond
 )
 
 // Config configures an Agent. A zero duration, size or string field takes

@@ -37,6 +37,7 @@ const (
 type loop struct {
 	a        *Agent
 	period   time.Duration
+	asked    time.Duration // the last period a response asked for
 	ticker   *time.Ticker
 	timeout  *time.Timer
 	inflight uint64 // sequence of the heartbeat awaiting its response; 0 is none
@@ -106,10 +107,19 @@ func (l *loop) reply(m *nats.Msg) {
 		a.log.Info("heartbeats resumed", "failed", l.failures)
 		l.failures = 0
 	}
-	if p := resp.GetHeartbeatPeriod().AsDuration(); p > 0 && p != l.period {
-		a.log.Info("heartbeat period set by the scheduler", "period", p)
-		l.period = p
-		l.ticker.Reset(p)
+	if p := resp.GetHeartbeatPeriod().AsDuration(); p > 0 && p != l.asked {
+		l.asked = p
+		if p < MinSchedulerHeartbeatPeriod {
+			a.log.Warn("the scheduler's heartbeat period is too short; using the least one", "asked", p, "period", MinSchedulerHeartbeatPeriod)
+			p = MinSchedulerHeartbeatPeriod
+		} else {
+			a.log.Info("heartbeat period set by the scheduler", "period", p)
+		}
+		if p != l.period {
+			l.period = p
+			l.ticker.Reset(p)
+			a.counters.period.Store(int64(p))
+		}
 	}
 }
 

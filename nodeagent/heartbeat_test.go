@@ -71,6 +71,20 @@ func TestHeartbeatPeriodFromTheResponseIsAdopted(t *testing.T) {
 	sched.waitBeat(t, 0, "heartbeats at the scheduler's period", func(*pb.Heartbeat) bool { return sched.count() >= 3 })
 }
 
+// A response's period below nodeagent.MinSchedulerHeartbeatPeriod is raised to it.
+func TestTooShortHeartbeatPeriodIsRaised(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	sched := newFakeScheduler(t, nc, "n")
+	sched.push(&pb.HeartbeatResponse{HeartbeatPeriod: durationpb.New(time.Nanosecond)})
+	cfg := testConfig(t, "n")
+	cfg.HeartbeatPeriod = time.Hour
+	a := startAgent(t, nc, cfg)
+	testutil.WaitFor(t, 5*time.Second, "the least heartbeat period", func() bool {
+		return a.Stats().HeartbeatPeriod == nodeagent.MinSchedulerHeartbeatPeriod
+	})
+}
+
 func TestFailedHeartbeatsAreCountedAndRetried(t *testing.T) {
 	srv := testutil.StartNATS(t)
 	nc := testutil.Connect(t, srv)

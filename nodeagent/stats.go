@@ -1,6 +1,9 @@
 package nodeagent
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats is a snapshot of an agent's counters, for tests, load tools and
 // metrics. Counters only grow; RunningJobs, UnackedFinishedJobs,
@@ -45,6 +48,9 @@ type Stats struct {
 	LeaderEpoch uint64
 	// Sequence is the sequence number of the last heartbeat sent.
 	Sequence uint64
+	// HeartbeatPeriod is the period the agent heartbeats at now: its
+	// configured one until a response sets another.
+	HeartbeatPeriod time.Duration
 }
 
 // counters are updated from the loop, timers and process waiters without
@@ -53,6 +59,7 @@ type counters struct {
 	hbSent, hbOK, hbFailed, staleResponses, lateResponses atomic.Uint64
 	signalsApplied, staleSignals, malformedSignals        atomic.Uint64
 	started, duplicates, completed, failed, aborted       atomic.Uint64
+	period                                                atomic.Int64 // time.Duration
 }
 
 // Stats returns a snapshot of the agent's counters.
@@ -65,6 +72,7 @@ func (a *Agent) Stats() Stats {
 		MalformedSignals: c.malformedSignals.Load(),
 		JobsStarted:      c.started.Load(), DuplicateStarts: c.duplicates.Load(),
 		JobsCompleted: c.completed.Load(), JobsFailed: c.failed.Load(), JobsAborted: c.aborted.Load(),
+		HeartbeatPeriod: time.Duration(c.period.Load()),
 	}
 	a.mu.Lock()
 	s.RunningJobs, s.UnackedFinishedJobs = len(a.running), len(a.finished)
