@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,32 +43,42 @@ func newGetCmd() *cobra.Command {
 				return err
 			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
-				oc := orchid.NewClient(c)
-				w := cmd.OutOrStdout()
-				if q.op != "" {
-					v, err := oc.Operation(ctx, q.op, q.path.Attribute)
-					if err != nil {
-						return err
-					}
-					return writeOperationView(w, cf.output, v, q.path.Attribute)
-				}
-				doc, err := oc.Get(ctx, q.path)
-				if err != nil {
+				// The answer is rendered whole before anything is printed:
+				// a reply that turns out bad halfway prints nothing.
+				var out bytes.Buffer
+				if err := getAndRender(ctx, orchid.NewClient(c), q, cf.output, &out); err != nil {
 					return err
 				}
-				switch {
-				case cf.output == "json":
-					_, err = fmt.Fprintf(w, "%s\n", doc)
-					return err
-				case q.path.Kind == subjects.OrchidTree:
-					return writeTreeView(w, doc)
-				}
-				return writeAttributes(w, strings.Join(q.path.Attribute, "."), doc)
+				_, err := cmd.OutOrStdout().Write(out.Bytes())
+				return err
 			})
 		},
 	}
 	cf.add(cmd)
 	return cmd
+}
+
+// getAndRender asks the orchid what q asks and renders the answer to w.
+func getAndRender(ctx context.Context, oc *orchid.Client, q getQuery, output string, w io.Writer) error {
+	if q.op != "" {
+		v, err := oc.Operation(ctx, q.op, q.path.Attribute)
+		if err != nil {
+			return err
+		}
+		return writeOperationView(w, output, v, q.path.Attribute)
+	}
+	doc, err := oc.Get(ctx, q.path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case output == "json":
+		_, err = fmt.Fprintf(w, "%s\n", doc)
+		return err
+	case q.path.Kind == subjects.OrchidTree:
+		return writeTreeView(w, doc)
+	}
+	return writeAttributes(w, strings.Join(q.path.Attribute, "."), doc)
 }
 
 // getQuery is what `sharetree get` asks: an orchid path, or an operation
@@ -203,14 +214,25 @@ func writeTreeView(w io.Writer, doc json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	section := func(name string) []orchid.Field {
+	section := func(name string) ([]orchid.Field, error) {
 		for _, f := range fields {
 			if f.Key == name {
-				members, _ := orchid.Fields(f.Value)
-				return members
+				members, err := orchid.Fields(f.Value)
+				if err != nil {
+					return nil, fmt.Errorf("the tree's %s: %w", name, err)
+				}
+				return members, nil
 			}
 		}
-		return nil
+		return nil, nil
+	}
+	pools, err := section("pools")
+	if err != nil {
+		return err
+	}
+	ops, err := section("operations")
+	if err != nil {
+		return err
 	}
 	var head struct {
 		Tree       string `json:"tree"`
@@ -222,7 +244,7 @@ func writeTreeView(w io.Writer, doc json.RawMessage) error {
 	fmt.Fprintf(w, "# tree %s, updated %s\n", head.Tree, head.UpdateTime)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POOL\tPARENT\tFAIR SHARE\tUSAGE\tDEMAND\tOPERATIONS\tRUNNING\tLIGHTWEIGHT\tMAX RUNNING\tSTARVATION")
-	for _, f := range section("pools") {
+	for _, f := range pools {
 		var e element
 		if err := json.Unmarshal(f.Value, &e); err != nil {
 			return err
@@ -233,7 +255,6 @@ func writeTreeView(w io.Writer, doc json.RawMessage) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	ops := section("operations")
 	if len(ops) == 0 {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sharetree/sharetree/internal/client"
@@ -15,6 +16,7 @@ import (
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // startScheduler runs a scheduler (embedded NATS on a free loopback port,
@@ -145,5 +147,27 @@ func TestGetCLIErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A reply that turns out bad halfway through prints nothing: the pools
+// rendered before the bad operations section do not reach stdout.
+func TestGetBadReplyPrintsNothing(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	subj, err := subjects.Orchid(subjects.OrchidPath{Kind: subjects.OrchidTree, Tree: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
+		_ = m.Respond([]byte(`{"tree":"t","update_time":"now","pools":{"p":{"parent":"<Root>"}},"operations":{"o":{"state":7}}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	code, out, errOut := runCLI(t, "get", "t", "--nats-url", srv.ClientURL())
+	if code != 1 || out != "" || !strings.Contains(errOut, "state") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing on stdout and the bad field named", code, out, errOut)
 	}
 }
