@@ -95,6 +95,7 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"load two servers":          {[]string{"load", "--server-process", "--nats-url", "nats://127.0.0.1:1"}, []string{"--server-process and --nats-url exclude each other"}},
 		"load bad port":             {[]string{"load", "--serve", "--port", "70000"}, []string{"--port 70000"}},
 		"load bad journal interval": {[]string{"load", "--journal-batch-interval", "-5ms"}, []string{"--journal-batch-interval"}},
+		"negative value":            {[]string{"pool", "set", "a/b", "weight", "-1"}, []string{"unknown shorthand flag", `goes after "--"`, "-- -1"}},
 		"bad default tree":          {[]string{"cluster", "set", "default_tree", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"tree name"}},
 	}
 	for name, tc := range cases {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sharetree/sharetree/internal/scenario"
 )
@@ -31,10 +33,23 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newFairshareCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd(), newLoadCmd(),
 		newTreeCmd(), newPoolCmd(), newClusterCmd(), newApplyCmd(), newGetCmd())
 	return root
+}
+
+// flagError makes a flag parsing error a usage error. A negative number
+// given as a value ("pool set a/b weight -1") reads as a shorthand flag;
+// the error then says how to pass it.
+func flagError(cmd *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && ne.GetSpecifiedShortnames() != "" {
+		if _, perr := strconv.ParseFloat("-"+ne.GetSpecifiedShortnames(), 64); perr == nil {
+			err = fmt.Errorf("%w (a value that starts with '-' goes after \"--\": %s ... -- -%s)", err, cmd.CommandPath(), ne.GetSpecifiedShortnames())
+		}
+	}
+	return usageError{err}
 }
 
 // noArgs rejects positional arguments as bad input.
