@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,25 +32,72 @@ type eventSink struct {
 	// queued counts the events accepted by Publish and not yet handed to
 	// an asynchronous publish (see settled).
 	queued atomic.Int64
+	// drops counts events not published: the buffer was full, or the
+	// tree's name made no subject. fails counts publishes that failed: the
+	// event did not encode, the publish was refused, or its acknowledgement
+	// was an error (the stream refused it) or never came.
 	drops  atomic.Uint64
 	fails  atomic.Uint64
 	logger *slog.Logger
-	wg     sync.WaitGroup
-	once   sync.Once
+	// lastWarn is when (unix nanoseconds) a loss was last logged as a
+	// warning: at most one a minute, the counters say the rest.
+	lastWarn atomic.Int64
+	wg       sync.WaitGroup
+	once     sync.Once
 }
 
-func newEventSink(js jetstream.JetStream, epoch uint64, buffer int, logger *slog.Logger) *eventSink {
-	s := &eventSink{js: js, epoch: epoch, ch: make(chan pendingEvent, buffer), logger: logger}
+// eventLossWarnEvery is the least time between two warnings of lost events.
+const eventLossWarnEvery = time.Minute
+
+// newEventSink starts a sink publishing on nc through a JetStream context
+// of its own (its asynchronous publishes' errors are the sink's).
+func newEventSink(nc *nats.Conn, epoch uint64, buffer int, logger *slog.Logger) (*eventSink, error) {
+	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), logger: logger}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+		s.failed(m.Subject, err)
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	s.js = js
 	s.wg.Add(1)
 	go s.run()
-	return s
+	return s, nil
 }
+
+// dropped counts an event not published and warns (rate-limited).
+func (s *eventSink) dropped(subject, why string) {
+	s.drops.Add(1)
+	s.warn("events dropped", "subject", subject, "why", why)
+}
+
+// failed counts a failed publish and warns (rate-limited).
+func (s *eventSink) failed(subject string, err error) {
+	s.fails.Add(1)
+	s.warn("event publish failed", "subject", subject, "err", err)
+}
+
+// warn logs a loss of events at most once every eventLossWarnEvery, with
+// the totals so far (wall time: it decides nothing but the log's pace).
+func (s *eventSink) warn(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := s.lastWarn.Load()
+	if now-last < int64(eventLossWarnEvery) || !s.lastWarn.CompareAndSwap(last, now) {
+		s.logger.Debug(msg, args...)
+		return
+	}
+	s.logger.Warn(msg, append(args, "dropped_total", s.drops.Load(), "failed_total", s.fails.Load())...)
+}
+
+// Stats returns the events lost so far: dropped before publishing, and
+// publishes that failed.
+func (s *eventSink) stats() (dropped, failed uint64) { return s.drops.Load(), s.fails.Load() }
 
 // Publish implements actors.EventSink.
 func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) {
 	subj, err := subjects.Events(tree, kind)
 	if err != nil {
-		s.drops.Add(1)
+		s.dropped(tree, err.Error())
 		return
 	}
 	ev.Id = fmt.Sprintf("%d-%d", s.epoch, s.seq.Add(1))
@@ -59,7 +107,7 @@ func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) 
 	case s.ch <- pendingEvent{subject: subj, ev: ev}:
 	default:
 		s.queued.Add(-1)
-		s.drops.Add(1)
+		s.dropped(subj, "the buffer is full (EventBuffer)")
 	}
 }
 
@@ -80,14 +128,13 @@ func (s *eventSink) run() {
 func (s *eventSink) publish(pe pendingEvent) {
 	data, err := proto.Marshal(pe.ev)
 	if err != nil {
-		s.fails.Add(1)
+		s.failed(pe.subject, err)
 		return
 	}
 	msg := &nats.Msg{Subject: pe.subject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, pe.ev.GetId())
 	if _, err := s.js.PublishMsgAsync(msg); err != nil {
-		s.fails.Add(1)
-		s.logger.Debug("event publish", "subject", pe.subject, "err", err)
+		s.failed(pe.subject, err)
 	}
 }
 

@@ -46,12 +46,13 @@ type httpServer struct {
 	done chan error
 }
 
-// startHTTP listens on addr and serves /orchid/ and /metrics.
-func startHTTP(addr string, o *orchid.Orchid) (*httpServer, error) {
+// startHTTP listens on addr and serves /orchid/ and /metrics (the
+// orchid's, the Go runtime's, the process's and extra).
+func startHTTP(addr string, o *orchid.Orchid, extra ...prometheus.Collector) (*httpServer, error) {
 	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{
+	for _, c := range append([]prometheus.Collector{
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), orchid.NewCollector(o),
-	} {
+	}, extra...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}

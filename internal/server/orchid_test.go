@@ -341,6 +341,9 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_journal_trims_total `,
 		`sharetree_journal_queued `,
 		`sharetree_journal_operations_needing `,
+		`sharetree_events_dropped_total 0`,
+		`sharetree_events_publish_failures_total 0`,
+		`sharetree_requests_rejected_total `,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)

@@ -114,7 +114,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.events = newEventSink(js, s.epoch, cfg.EventBuffer, cfg.Logger)
+	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, cfg.Logger); err != nil {
+		return nil, err
+	}
 	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
@@ -188,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.HTTPAddr != "" {
-		if s.http, err = startHTTP(cfg.HTTPAddr, o); err != nil {
+		if s.http, err = startHTTP(cfg.HTTPAddr, o, s.counters()...); err != nil {
 			return nil, err
 		}
 		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sharetree/sharetree/internal/testutil"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// Lost events are counted and warned about: one the tree's name makes no
+// subject for is dropped; one no stream stores fails at its acknowledgement.
+func TestEventLossIsCountedAndWarned(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	var logs syncBuffer
+	sink, err := newEventSink(nc, 1, 16, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.close(t.Context()) })
+
+	sink.Publish("a.b", subjects.EventFairShare, &pb.Event{})
+	if d, f := sink.stats(); d != 1 || f != 0 {
+		t.Fatalf("after a bad tree name: dropped %d, failed %d; want 1, 0", d, f)
+	}
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "events dropped") {
+		t.Errorf("log %q lacks the drop's warning", got)
+	}
+
+	// No events stream exists on this server: the publish's
+	// acknowledgement fails.
+	sink.Publish("t", subjects.EventFairShare, &pb.Event{})
+	testutil.WaitFor(t, 10*time.Second, "the failed publish to be counted", func() bool { _, f := sink.stats(); return f == 1 })
+	if d, _ := sink.stats(); d != 1 {
+		t.Errorf("dropped %d after the failed publish; want still 1", d)
+	}
+}
