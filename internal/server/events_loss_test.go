@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,30 +11,12 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // Lost events are counted and warned about: one the tree's name makes no
 // subject for is dropped; one no stream stores fails at its acknowledgement.
 func TestEventLossIsCountedAndWarned(t *testing.T) {
 	srv := testutil.StartNATS(t)
 	nc := testutil.Connect(t, srv)
-	var logs syncBuffer
+	var logs testutil.LockedBuffer
 	sink, err := newEventSink(nc, 1, 16, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
