@@ -46,16 +46,23 @@ type eventSink struct {
 	once     sync.Once
 }
 
-// eventLossWarnEvery is the least time between two warnings of lost events.
-const eventLossWarnEvery = time.Minute
+const (
+	// eventLossWarnEvery is the least time between two warnings of lost
+	// events.
+	eventLossWarnEvery = time.Minute
+	// eventAckTimeout bounds the wait for an event publish's
+	// acknowledgement; one that never comes is a failed publish.
+	eventAckTimeout = 10 * time.Second
+)
 
 // newEventSink starts a sink publishing on nc through a JetStream context
 // of its own (its asynchronous publishes' errors are the sink's).
 func newEventSink(nc *nats.Conn, epoch uint64, buffer int, logger *slog.Logger) (*eventSink, error) {
 	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), logger: logger}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
-		s.failed(m.Subject, err)
-	}))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(eventAckTimeout),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+			s.failed(m.Subject, err)
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
