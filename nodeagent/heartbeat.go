@@ -112,10 +112,9 @@ func (l *loop) reply(m *nats.Msg) {
 		if p < MinSchedulerHeartbeatPeriod {
 			a.log.Warn("the scheduler's heartbeat period is too short; using the least one", "asked", p, "period", MinSchedulerHeartbeatPeriod)
 			p = MinSchedulerHeartbeatPeriod
-		} else {
-			a.log.Info("heartbeat period set by the scheduler", "period", p)
 		}
 		if p != l.period {
+			a.log.Info("heartbeat period set by the scheduler", "period", p)
 			l.period = p
 			l.ticker.Reset(p)
 			a.counters.period.Store(int64(p))
