@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -208,12 +207,8 @@ func cutLogTail(fj *pb.FinishedJob, n int64) *pb.FinishedJob {
 	if n > int64(len(tail)) {
 		return fj
 	}
-	k := int(n)
-	for k < len(tail) && !utf8.RuneStart(tail[k]) {
-		k++
-	}
 	out := proto.Clone(fj).(*pb.FinishedJob)
-	out.LogTail = tail[k:]
+	out.LogTail = dropFront(tail, int(n))
 	return out
 }
 

@@ -58,10 +58,16 @@ func (t *logTail) String() string {
 	}
 	out := strings.ToValidUTF8(string(b), "\uFFFD")
 	if cut := len(out) - t.limit; cut > 0 {
-		for cut < len(out) && !utf8.RuneStart(out[cut]) {
-			cut++
-		}
-		out = out[cut:]
+		out = dropFront(out, cut)
 	}
 	return out
+}
+
+// dropFront drops at least n bytes from the front of s: up to the first
+// rune that starts at or after byte n, so that no rune is cut.
+func dropFront(s string, n int) string {
+	for n < len(s) && !utf8.RuneStart(s[n]) {
+		n++
+	}
+	return s[min(n, len(s)):]
 }
