@@ -36,7 +36,7 @@ func TestJournalWriterGathersWhatArrivesWithinTheInterval(t *testing.T) {
 			t.Fatalf("waited %s before the second write; want (0, 1s]", d)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatalf("the writer did not wait before its second write; batches %+v", j.batches)
+		t.Fatalf("the writer did not wait before its second write; journal %v", j.jobIDs())
 	}
 	w.append("op", "c", node, 3)
 	fire <- time.Time{}
