@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
 )
@@ -73,15 +72,7 @@ func TestUpdateGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	if e := await(t, answers, "update answer"); e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 		t.Fatalf("update answer %v; want UNAVAILABLE (the tree does not answer)", e)
 	}
-	events.open()
-	var (
-		snap *TreeIntrospection
-		err  error
-	)
-	testutil.WaitFor(t, 10*time.Second, "the tree to answer again", func() bool {
-		snap, err = sys.Introspect("physical", Scope{Operation: scheduler.OperationID(op)})
-		return err == nil
-	})
+	snap := openAndIntrospect(t, sys, events, Scope{Operation: scheduler.OperationID(op)})
 	if len(snap.Operations) != 1 {
 		t.Fatalf("the tree has %d operations, want 1", len(snap.Operations))
 	}

@@ -38,6 +38,20 @@ func startGated(t *testing.T, cfg Config, armed bool) (*System, *gatedFairShareE
 	return sys, events
 }
 
+// openAndIntrospect opens the gate of a tree held by startGated and
+// returns tree "physical"'s introspection once the tree answers again.
+func openAndIntrospect(t *testing.T, sys *System, events *gatedFairShareEvents, scope Scope) *TreeIntrospection {
+	t.Helper()
+	events.open()
+	var snap *TreeIntrospection
+	testutil.WaitFor(t, 10*time.Second, "the tree to answer again", func() bool {
+		var err error
+		snap, err = sys.Introspect("physical", scope)
+		return err == nil
+	})
+	return snap
+}
+
 func newGatedFairShareEvents(armed bool) *gatedFairShareEvents {
 	g := &gatedFairShareEvents{entered: make(chan struct{}), release: make(chan struct{})}
 	g.armed.Store(armed)
@@ -66,15 +80,7 @@ func TestAdmissionGivenUpIsUndoneInTheLateTree(t *testing.T) {
 	if e := await(t, answers, "submit answer"); e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 		t.Fatalf("submit answer %v; want UNAVAILABLE (the tree does not answer)", e)
 	}
-	events.open()
-	var (
-		snap *TreeIntrospection
-		err  error
-	)
-	testutil.WaitFor(t, 10*time.Second, "the tree to answer again", func() bool {
-		snap, err = sys.Introspect("physical", Scope{AllOperations: true})
-		return err == nil
-	})
+	snap := openAndIntrospect(t, sys, events, Scope{AllOperations: true})
 	if len(snap.Operations) != 0 {
 		t.Fatalf("the tree keeps the refused operation %s (pool %s)", snap.Operations[0].ID, snap.Operations[0].Pool)
 	}
