@@ -20,19 +20,26 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
+// bucket opens the key-value bucket name over nc.
+func bucket(t *testing.T, nc *nats.Conn, name string) jetstream.KeyValue {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
 // storedStatus is operation id's status as the operations bucket holds
 // it; nil when it holds none.
 func storedStatus(t *testing.T, nc *nats.Conn, id string) *pb.OperationStatus {
 	t.Helper()
 	ctx := context.Background()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, subjects.OperationsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := bucket(t, nc, subjects.OperationsBucket)
 	key, err := subjects.OperationKey(id)
 	if err != nil {
 		t.Fatal(err)

@@ -109,14 +109,7 @@ func TestStoredStatesFollowTheTreesConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	srv, nc := startOnDir(t, dir)
 	ctx := context.Background()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, subjects.SchedulerBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := bucket(t, nc, subjects.SchedulerBucket)
 	stored := func(tree string) bool {
 		key, err := subjects.TreeStateKey(tree)
 		if err != nil {
