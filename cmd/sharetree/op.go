@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +12,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/client"
+	"github.com/sharetree/sharetree/internal/pbyaml"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -73,28 +72,17 @@ func writeProto(w io.Writer, m proto.Message) error {
 	return err
 }
 
-// ParseSpec reads an operation spec from YAML or JSON with the protobuf
-// field names (snake_case); durations are strings such as "30s" or "1h30m",
-// enum values full ("PREEMPTION_MODE_GRACEFUL") or short ("graceful").
+// parseSpec reads an operation spec from YAML or JSON with the protobuf
+// field names (snake_case, or their camelCase JSON form); durations are Go's
+// ("30s", "1h30m"), enum values full ("PREEMPTION_MODE_GRACEFUL") or short
+// ("graceful"). Errors name the file, line, column and key (package pbyaml).
 func parseSpec(name string, data []byte) (*pb.OperationSpec, error) {
-	var doc any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
-	}
-	if doc == nil {
-		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
-	}
-	if err := checkSpecValues(doc, ""); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
-	}
-	normalizeSpecDoc(doc)
-	js, err := json.Marshal(doc)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", name, err)}
-	}
 	spec := &pb.OperationSpec{}
-	if err := protojson.Unmarshal(js, spec); err != nil {
-		return nil, usageError{fmt.Errorf("%s: not an operation spec: %w", name, err)}
+	if err := (pbyaml.Options{File: name}).Unmarshal(data, spec); err != nil {
+		return nil, usageError{err}
+	}
+	if proto.Size(spec) == 0 {
+		return nil, usageError{fmt.Errorf("%s: empty spec", name)}
 	}
 	return spec, nil
 }
@@ -116,7 +104,11 @@ func newOpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			spec, err := parseSpec(file, data)
+			name := file
+			if name == "-" {
+				name = "stdin"
+			}
+			spec, err := parseSpec(name, data)
 			if err != nil {
 				return err
 			}

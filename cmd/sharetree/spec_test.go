@@ -86,15 +86,20 @@ func TestParseSpecKeepsCommandEnv(t *testing.T) {
 	}
 }
 
-// Values JSON cannot carry (NaN, infinities, keys that are not strings) are
-// refused with the path to the key, not with encoding/json's words.
-func TestParseSpecNamesUnencodableValues(t *testing.T) {
+// Mistakes are refused as usage errors (exit 2) naming the file, the
+// place and the key; values JSON cannot carry (NaN, infinities, keys that
+// are not strings) included.
+func TestParseSpecNamesWhatIsWrong(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"weight: .nan", "spec.yaml: weight: want a finite number, got NaN"},
-		{"tasks: [{name: t, job_resources: {cpu: .inf}}]", "spec.yaml: tasks[0].job_resources.cpu: want a finite number, got +Inf"},
-		{"scheduling_options_per_pool_tree: {gpu: {weight: -.inf}}", "spec.yaml: scheduling_options_per_pool_tree.gpu.weight: want a finite number, got -Inf"},
-		{"tasks: [{name: t, command: {env: {1: x}}}]", `spec.yaml: tasks[0].command.env: key 1 is not a string`},
-		{"true: 1", `spec.yaml: key true is not a string`},
+		{"weight: .nan", "spec.yaml:1:9: weight: want a finite number, got NaN"},
+		{"tasks: [{name: t, job_resources: {cpu: .inf}}]", "spec.yaml:1:40: tasks[0].job_resources.cpu: want a finite number, got +Inf"},
+		{"scheduling_options_per_pool_tree: {gpu: {weight: -.inf}}", "spec.yaml:1:50: scheduling_options_per_pool_tree.gpu.weight: want a finite number, got -Inf"},
+		{"tasks: [{name: t, command: {env: {1: x}}}]", `spec.yaml:1:35: tasks[0].command.env: key 1 is not a string`},
+		{"true: 1", `spec.yaml:1:1: key true is not a string`},
+		{"pool: a\ntasks:\n  - name: map\n    job_count: ten\n", `spec.yaml:4:16: tasks[0].job_count: want a 32-bit integer, got "ten"`},
+		{"tasks:\n  - job_resources: {cpu: 2, memroy: 4}\n", `spec.yaml:2:29: tasks[0].job_resources: unknown field "memroy" in Resources; did you mean "memory"?`},
+		{"type: teleport", `spec.yaml:1:7: type: want one of unspecified, vanilla, map, reduce, map_reduce, sort, merge, got "teleport"`},
+		{"# only a comment\n", `spec.yaml: empty spec`},
 	}
 	for _, tc := range tests {
 		_, err := parseSpec("spec.yaml", []byte(tc.in))
