@@ -60,9 +60,19 @@ func startRevived(t *testing.T, revived ...*pb.OperationStatus) *adoptHarness {
 // startHarness is startRevived with deps changed by with (nil: none).
 func startHarness(t *testing.T, with func(*Deps), revived ...*pb.OperationStatus) *adoptHarness {
 	t.Helper()
+	return startHarnessConfig(t, nil, with, revived...)
+}
+
+// startHarnessConfig is startHarness with the configuration changed by
+// config (nil: none).
+func startHarnessConfig(t *testing.T, config func(*Config), with func(*Deps), revived ...*pb.OperationStatus) *adoptHarness {
+	t.Helper()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg := DefaultConfig()
 	cfg.Now, cfg.JobRevivalTimeout = clock.Now, 10*time.Second
+	if config != nil {
+		config(&cfg)
+	}
 	tree := TreeSpec{Name: "physical", Config: scheduler.DefaultTreeConfig()}
 	signals := &recordedSignals{}
 	deps := Deps{Events: nopEvents{}, Signals: signals, Store: memStore{}, Epoch: 2}

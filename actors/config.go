@@ -41,8 +41,8 @@ type Config struct {
 	// Default 10s.
 	JobRevivalTimeout time.Duration
 	// ProgressPersistPeriod is how often, at most, an operation whose jobs
-	// complete writes its completed jobs to the store (a state change
-	// writes them at once). A scheduler that restarts runs none of the
+	// end (complete, fail, are aborted or lost) writes its completed jobs
+	// and job counts to the store (a state change writes them at once). A scheduler that restarts runs none of the
 	// stored ones again; of the jobs that completed after the last write,
 	// those whose nodes have not been acknowledged their end yet are
 	// learned from the nodes, the others run again. Default 5s.

@@ -262,6 +262,7 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 	switch {
 	case m.interrupted && m.state == pb.JobState_JOB_STATE_COMPLETED:
 		o.interrupted++
+		o.progressChanged(ctx)
 	case m.state == pb.JobState_JOB_STATE_COMPLETED:
 		if !o.progress.mark(o.spec, m.ref.key.Task, m.ref.key.Index) {
 			// Completed twice (a copy the scheduler had given up on):
@@ -276,8 +277,13 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 		} else {
 			o.failed++
 		}
+		// The counts are stored too: a revived operation goes on from
+		// them (max_failed_job_count counts the failures before a
+		// restart).
+		o.progressChanged(ctx)
 	default:
 		o.aborted++
+		o.progressChanged(ctx)
 	}
 	if o.terminal() {
 		o.notifyRoot(ctx)

@@ -1,11 +1,14 @@
 package actors
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -110,4 +113,46 @@ func TestRevivalSkipsStoredCompletedJobs(t *testing.T) {
 	if got := st.GetStartTime().AsTime(); !got.Equal(began) {
 		t.Errorf("op-1-1 start time %v, want the stored %v", got, began)
 	}
+}
+
+// lastStatusStore keeps the last status written of each operation.
+type lastStatusStore struct {
+	mu   sync.Mutex
+	last map[string]*pb.OperationStatus
+}
+
+func (s *lastStatusStore) Put(_ context.Context, st *pb.OperationStatus) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]*pb.OperationStatus{}
+	}
+	s.last[st.GetId()] = proto.Clone(st).(*pb.OperationStatus)
+	return nil
+}
+
+func (s *lastStatusStore) List(context.Context) ([]*pb.OperationStatus, error) { return nil, nil }
+
+func (s *lastStatusStore) jobs(id string) *pb.JobCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[id].GetJobs()
+}
+
+// A failed, aborted or lost job's count is stored within the progress
+// period, as a completed one is, though no job completed: a revived
+// operation goes on from the stored counts, and max_failed_job_count
+// counts the failures before a restart.
+func TestJobCountsAreStoredWithoutACompletion(t *testing.T) {
+	store := &lastStatusStore{}
+	h := startHarnessConfig(t, func(c *Config) { c.ProgressPersistPeriod = 20 * time.Millisecond },
+		func(d *Deps) { d.Store = store })
+	op, started := h.submitStarted(3)
+	// One job fails, one is aborted; the jobs started in their place run.
+	again := startIDs(h.beat("n1", started[2:], map[string]pb.JobState{started[0]: pb.JobState_JOB_STATE_FAILED, started[1]: pb.JobState_JOB_STATE_ABORTED}))
+	h.beat("n1", again, nil) // started[2] vanished: lost
+	testutil.WaitFor(t, 10*time.Second, "the failed, aborted and lost jobs to be stored", func() bool {
+		j := store.jobs(op)
+		return j.GetFailed() == 1 && j.GetAborted() == 2 // aborted and lost
+	})
 }
