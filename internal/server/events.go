@@ -72,10 +72,11 @@ func newEventSink(nc *nats.Conn, epoch uint64, buffer int, logger *slog.Logger) 
 	return s, nil
 }
 
-// dropped counts an event not published and warns (rate-limited).
-func (s *eventSink) dropped(subject, why string) {
+// dropped counts an event not published and warns (rate-limited); where
+// is the event's subject, or its tree when it has no subject.
+func (s *eventSink) dropped(whereKey, where, why string) {
 	s.drops.Add(1)
-	s.warn("events dropped", "subject", subject, "why", why)
+	s.warn("events dropped", whereKey, where, "why", why)
 }
 
 // failed counts a failed publish and warns (rate-limited).
@@ -104,7 +105,7 @@ func (s *eventSink) stats() (dropped, failed uint64) { return s.drops.Load(), s.
 func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) {
 	subj, err := subjects.Events(tree, kind)
 	if err != nil {
-		s.dropped(tree, err.Error())
+		s.dropped("tree", tree, err.Error())
 		return
 	}
 	ev.Id = fmt.Sprintf("%d-%d", s.epoch, s.seq.Add(1))
@@ -114,7 +115,7 @@ func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) 
 	case s.ch <- pendingEvent{subject: subj, ev: ev}:
 	default:
 		s.queued.Add(-1)
-		s.dropped(subj, "the buffer is full (EventBuffer)")
+		s.dropped("subject", subj, "the buffer is full (EventBuffer)")
 	}
 }
 
