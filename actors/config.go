@@ -2,10 +2,11 @@ package actors
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/sharetree/sharetree/internal/cfgerr"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -120,7 +121,7 @@ func DefaultConfig() Config {
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+		return cfgerr.New(ErrConfig, field, format, args...)
 	}
 	switch {
 	case c.Now == nil:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
@@ -110,45 +111,48 @@ func (c Config) withDefaults() Config {
 // Every error wraps ErrInvalidConfig and names the field.
 func (c Config) Validate() error {
 	c = c.withDefaults()
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
 	if err := subjects.ValidateToken("node id", c.NodeID); err != nil {
-		return fmt.Errorf("%w: NodeID: %w", ErrInvalidConfig, err)
+		return cfgerr.Wrap(ErrInvalidConfig, "NodeID", err)
 	}
 	positive := false
 	for r, v := range c.Resources {
 		if !scheduler.ValidAmount(v) {
-			return fmt.Errorf("%w: Resources: %s %s, got %g", ErrInvalidConfig, scheduler.ResourceType(r), scheduler.AmountRule, v)
+			return bad("Resources", "%s %s, got %g", scheduler.ResourceType(r), scheduler.AmountRule, v)
 		}
 		positive = positive || v > 0
 	}
 	if !positive {
-		return fmt.Errorf("%w: Resources: at least one resource must be positive", ErrInvalidConfig)
+		return bad("Resources", "at least one resource must be positive")
 	}
 	seen := make(map[string]bool, len(c.Tags))
 	for i, tag := range c.Tags {
 		if err := tagfilter.CheckTag(tag); err != nil {
 			// A tag no node_tag_filter can name: no tree could select
 			// the node by it.
-			return fmt.Errorf("%w: Tags[%d]: %w", ErrInvalidConfig, i, err)
+			return cfgerr.Wrap(ErrInvalidConfig, fmt.Sprintf("Tags[%d]", i), err)
 		}
 		if seen[tag] {
-			return fmt.Errorf("%w: Tags[%d]: %q appears twice", ErrInvalidConfig, i, tag)
+			return bad(fmt.Sprintf("Tags[%d]", i), "%q appears twice", tag)
 		}
 		seen[tag] = true
 	}
 	switch {
 	case c.HeartbeatPeriod < 0:
-		return fmt.Errorf("%w: HeartbeatPeriod %s must be positive", ErrInvalidConfig, c.HeartbeatPeriod)
+		return bad("HeartbeatPeriod", "must be positive, got %s", c.HeartbeatPeriod)
 	case c.HeartbeatTimeout < 0:
-		return fmt.Errorf("%w: HeartbeatTimeout %s must be positive", ErrInvalidConfig, c.HeartbeatTimeout)
+		return bad("HeartbeatTimeout", "must be positive, got %s", c.HeartbeatTimeout)
 	case c.InterruptionTimeout < 0:
-		return fmt.Errorf("%w: InterruptionTimeout %s must be positive", ErrInvalidConfig, c.InterruptionTimeout)
+		return bad("InterruptionTimeout", "must be positive, got %s", c.InterruptionTimeout)
 	case c.JobLogLimit < 0 || c.JobLogLimit > MaxJobLogLimit:
-		return fmt.Errorf("%w: JobLogLimit %d must be in [1, %d]", ErrInvalidConfig, c.JobLogLimit, MaxJobLogLimit)
+		return bad("JobLogLimit", "must be in [1, %d], got %d", MaxJobLogLimit, c.JobLogLimit)
 	case len(c.Incarnation) > subjects.MaxTokenLength:
-		return fmt.Errorf("%w: Incarnation is %d characters, at most %d allowed", ErrInvalidConfig, len(c.Incarnation), subjects.MaxTokenLength)
+		return bad("Incarnation", "is %d characters, at most %d allowed", len(c.Incarnation), subjects.MaxTokenLength)
 	}
 	if _, err := parseSignal(c.InterruptionSignal); err != nil {
-		return fmt.Errorf("%w: InterruptionSignal: %w", ErrInvalidConfig, err)
+		return cfgerr.Wrap(ErrInvalidConfig, "InterruptionSignal", err)
 	}
 	return nil
 }

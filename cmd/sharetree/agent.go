@@ -14,10 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/sharetree/sharetree/internal/treeconf/tagfilter"
 	"github.com/sharetree/sharetree/internal/wire"
 	"github.com/sharetree/sharetree/nodeagent"
-	"github.com/sharetree/sharetree/subjects"
 )
 
 // agentReconnectWait is the pause between reconnection attempts to NATS.
@@ -75,9 +73,6 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	if f.nodeID == "" {
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --node-id is required")}
 	}
-	if err := subjects.ValidateToken("node id", f.nodeID); err != nil {
-		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --node-id: %w", err)}
-	}
 	if f.resources == "" {
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --resources is required (for example cpu=8,memory=16Gi,user_slots=8)")}
 	}
@@ -85,23 +80,19 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	if err != nil {
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --resources: %w", err)}
 	}
-	if res.IsZero() {
-		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --resources %q: at least one resource must be positive", f.resources)}
-	}
 	if f.period <= 0 {
-		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --heartbeat-period %s must be positive", f.period)}
+		// Validate takes 0 for the default; a flag of 0 is a mistake.
+		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --heartbeat-period: must be positive, got %s", f.period)}
 	}
 	var tags []string
 	for _, t := range strings.Split(f.tags, ",") {
 		if t = strings.TrimSpace(t); t != "" {
-			if err := tagfilter.CheckTag(t); err != nil {
-				return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --tags: %w", err)}
-			}
 			tags = append(tags, t)
 		}
 	}
 	cfg := nodeagent.Config{NodeID: f.nodeID, Resources: res, Tags: tags, HeartbeatPeriod: f.period, WorkDir: f.workDir}
 	if err := cfg.Validate(); err != nil {
+		err = configError(err, agentFlagNames)
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: %w", err)}
 	}
 	return cfg, level, nil

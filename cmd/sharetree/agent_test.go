@@ -35,7 +35,7 @@ func TestAgentBadFlagsExitTwo(t *testing.T) {
 			[]string{"heartbeat-period"}},
 		"bad log level": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--log-level", "loud"},
 			[]string{"--log-level", `"loud"`}},
-		"duplicate tag": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--tags", "a,a"}, []string{"Tags[1]"}},
+		"duplicate tag": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--tags", "a,a"}, []string{`--tags: "a" appears twice`}},
 		"positional":    {[]string{"agent", "extra"}, []string{`unexpected argument "extra"`}},
 	}
 	for name, c := range cases {

@@ -65,7 +65,7 @@ func newDemoCmd() *cobra.Command {
 				return usageError{fmt.Errorf("--agents %d must be in [1, 1000]", agents)}
 			}
 			if err := server.CheckHTTPAddr(httpAddr); err != nil {
-				return usageError{fmt.Errorf("--http-addr: %w", err)}
+				return configError(err, map[string]string{"HTTPAddr": "http-addr"})
 			}
 			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/sharetree/sharetree/internal/loadgen"
 	"github.com/sharetree/sharetree/internal/wire"
-	"github.com/sharetree/sharetree/subjects"
 )
 
 // errTargetsMissed is returned by `load --check` when a target is not met.
@@ -169,46 +168,11 @@ func newLoadCmd() *cobra.Command {
 	return cmd
 }
 
-// checkLoadFlags validates the flags, naming them, then the whole config.
+// checkLoadFlags validates the configuration the flags made, naming the
+// flag of a bad field.
 func checkLoadFlags(cfg *loadgen.Config) error {
-	bad := func(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-	switch {
-	case cfg.Agents <= 0:
-		return bad("--agents must be positive, got %d", cfg.Agents)
-	case cfg.Operations <= 0:
-		return bad("--operations must be positive, got %d", cfg.Operations)
-	case cfg.Pools < 0:
-		return bad("--pools must be >= 0, got %d", cfg.Pools)
-	case cfg.JobsPerOperation < 0:
-		return bad("--jobs-per-operation must be >= 0, got %d", cfg.JobsPerOperation)
-	case cfg.Duration <= 0:
-		return bad("--duration must be positive, got %s", cfg.Duration)
-	case cfg.Warmup < 0:
-		return bad("--warmup must be >= 0, got %s", cfg.Warmup)
-	case cfg.HeartbeatPeriod <= 0:
-		return bad("--heartbeat-period must be positive, got %s", cfg.HeartbeatPeriod)
-	case cfg.HeartbeatTimeout <= 0:
-		return bad("--heartbeat-timeout must be positive, got %s", cfg.HeartbeatTimeout)
-	case cfg.JobDuration <= 0:
-		return bad("--job-duration must be positive, got %s", cfg.JobDuration)
-	case cfg.AgentsPerConn <= 0:
-		return bad("--agents-per-connection must be positive, got %d", cfg.AgentsPerConn)
-	case cfg.FairShareUpdatePeriod < 0:
-		return bad("--fair-share-update-period must be >= 0, got %s", cfg.FairShareUpdatePeriod)
-	case cfg.JournalBatchInterval < 0 || cfg.JournalBatchInterval > time.Second:
-		return bad("--journal-batch-interval must be between 0 and 1s, got %s", cfg.JournalBatchInterval)
-	case cfg.Targets.P99 < 0:
-		return bad("--target-p99 must be >= 0, got %s", cfg.Targets.P99)
-	case cfg.Targets.StartsPerSecond < 0:
-		return bad("--target-starts must be >= 0, got %g", cfg.Targets.StartsPerSecond)
-	case !cfg.NodeResources.Dominates(cfg.JobResources):
-		return bad("--job-resources %s do not fit --node-resources %s", cfg.JobResources, cfg.NodeResources)
-	}
-	if err := subjects.ValidateToken("--node-prefix", cfg.NodePrefix); err != nil {
-		return usageError{err}
-	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return configError(err, loadFlags)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -167,10 +168,12 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--journal-batch-interval", "-1ms"},
 		{"server", "--journal-batch-interval", "2s"},
 		{"server", "--port", "70000"},
+		{"server", "--http-addr", "localhost"},
+		{"server", "--data-dir", ""},
 		{"server", "--log-level", "loud"},
 	} {
-		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, args[1]) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.HasPrefix(errOut, "sharetree: "+args[1]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and an error that begins with the flag", args, code, errOut)
 		}
 	}
 }
@@ -208,5 +211,47 @@ func TestFairshareTableQuotesControlCharacters(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ELEMENT", "<Root>", `"a\tb"`, `"op\n1"`}, rows); diff != "" {
 		t.Errorf("first cells (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// Every bad value of a `sharetree load` flag that loadgen.Config.Validate
+// checks exits 2 naming the flag, as the user wrote it, with the reason.
+func TestLoadBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"load", "--agents", "0"},
+		{"load", "--agents-per-connection", "0"},
+		{"load", "--operations", "0"},
+		{"load", "--pools", "-1"},
+		{"load", "--jobs-per-operation", "-1"},
+		{"load", "--job-duration", "0s"},
+		{"load", "--heartbeat-period", "0s"},
+		{"load", "--heartbeat-timeout", "0s"},
+		{"load", "--warmup", "-1s"},
+		{"load", "--duration", "0s"},
+		{"load", "--fair-share-update-period", "-1s"},
+		{"load", "--journal-batch-interval", "2s"},
+		{"load", "--target-p99", "-1ms"},
+		{"load", "--target-starts", "-1"},
+		{"load", "--node-prefix", "a.b"},
+		{"load", "--job-resources", "cpu=100"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "sharetree: "+args[1]+": ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and an error that begins with the flag", args, code, out, errOut)
+		}
+	}
+}
+
+// The flags the configuration errors are mapped to exist.
+func TestConfigFlagMapsNameRealFlags(t *testing.T) {
+	for _, c := range []struct {
+		cmd   *cobra.Command
+		flags map[string]string
+	}{{newServerCmd(), serverFlags}, {newLoadCmd(), loadFlags}, {newAgentCmd(), agentFlagNames}} {
+		for field, flag := range c.flags {
+			if c.cmd.Flags().Lookup(flag) == nil {
+				t.Errorf("%s: field %s maps to --%s, which is not a flag", c.cmd.Name(), field, flag)
+			}
+		}
 	}
 }

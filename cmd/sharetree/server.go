@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -51,35 +50,8 @@ func newServerCmd() *cobra.Command {
 					return usageError{fmt.Errorf("%s: %w", pools, err)}
 				}
 			}
-			if cfg.Actors.HeartbeatPeriod <= 0 {
-				return usageError{fmt.Errorf("--heartbeat-period must be positive, got %s", cfg.Actors.HeartbeatPeriod)}
-			}
-			if cfg.Actors.StatePersistPeriod <= 0 {
-				return usageError{fmt.Errorf("--state-persist-period must be positive, got %s", cfg.Actors.StatePersistPeriod)}
-			}
-			if cfg.Actors.JobRevivalTimeout < 0 {
-				return usageError{fmt.Errorf("--job-revival-timeout must be >= 0, got %s", cfg.Actors.JobRevivalTimeout)}
-			}
-			if cfg.Actors.ProgressPersistPeriod <= 0 {
-				return usageError{fmt.Errorf("--progress-persist-period must be positive, got %s", cfg.Actors.ProgressPersistPeriod)}
-			}
-			if r := cfg.Actors.ProgressWriteRate; !(r > 0) || math.IsInf(r, 0) {
-				return usageError{fmt.Errorf("--progress-write-rate must be a finite number > 0, got %g", r)}
-			}
-			if d := cfg.Actors.JournalBatchInterval; d < 0 || d > time.Second {
-				return usageError{fmt.Errorf("--journal-batch-interval must be between 0 and 1s, got %s", d)}
-			}
-			if cfg.GCPercent < 0 {
-				return usageError{fmt.Errorf("--gc-percent must be >= 0, got %d", cfg.GCPercent)}
-			}
-			if r := cfg.Actors.PreemptionRateLimit; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-				return usageError{fmt.Errorf("--preemption-rate-limit must be a finite number >= 0, got %g", r)}
-			}
-			if cfg.Port < -1 || cfg.Port > 65535 {
-				return usageError{fmt.Errorf("--port %d is not a port", cfg.Port)}
-			}
-			if err := server.CheckHTTPAddr(cfg.HTTPAddr); err != nil {
-				return usageError{fmt.Errorf("--http-addr: %w", err)}
+			if err := cfg.Validate(); err != nil {
+				return configError(err, serverFlags)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

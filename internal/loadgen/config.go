@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -168,7 +169,7 @@ func DefaultConfig() Config {
 // the field.
 func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+		return cfgerr.New(ErrConfig, field, format, args...)
 	}
 	switch {
 	case c.Agents <= 0:
@@ -205,10 +206,10 @@ func (c *Config) Validate() error {
 		return bad("Logger", "is nil")
 	}
 	if err := subjects.ValidateToken("node prefix", c.NodePrefix); err != nil {
-		return bad("NodePrefix", "%v", err)
+		return cfgerr.Wrap(ErrConfig, "NodePrefix", err)
 	}
 	if err := subjects.ValidateToken("node id", c.nodeID(c.Agents-1)); err != nil {
-		return bad("NodePrefix", "%v", err)
+		return cfgerr.Wrap(ErrConfig, "NodePrefix", err)
 	}
 	for _, v := range []struct {
 		field string

@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/internal/scenario"
 )
 
@@ -76,29 +76,36 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. A bad field's error is a
+// *cfgerr.FieldError wrapping ErrConfig (the actors' fields under
+// "Actors.").
 func (c *Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrConfig, field, format, args...)
+	}
 	switch {
 	case c.NATSURL == "" && c.DataDir == "":
-		return fmt.Errorf("%w: data dir is required with the embedded NATS server", ErrConfig)
+		return bad("DataDir", "is required with the embedded NATS server")
+	case c.NATSURL == "" && (c.Port < -1 || c.Port > 65535):
+		return bad("Port", "must be a port (0 to 65535) or -1 for any free one, got %d", c.Port)
 	case c.Trees == nil || len(c.Trees.Trees) == 0:
-		return fmt.Errorf("%w: no pool trees", ErrConfig)
+		return bad("Trees", "no pool trees")
 	case c.EventRetention <= 0:
-		return fmt.Errorf("%w: event retention %s must be positive", ErrConfig, c.EventRetention)
+		return bad("EventRetention", "must be positive, got %s", c.EventRetention)
 	case c.EventMaxBytes <= 0:
-		return fmt.Errorf("%w: event max bytes %d must be positive", ErrConfig, c.EventMaxBytes)
+		return bad("EventMaxBytes", "must be positive, got %d", c.EventMaxBytes)
 	case c.GCPercent < 0:
-		return fmt.Errorf("%w: GC percent %d must be >= 0", ErrConfig, c.GCPercent)
+		return bad("GCPercent", "must be >= 0, got %d", c.GCPercent)
 	case c.EventBuffer <= 0:
-		return fmt.Errorf("%w: event buffer %d must be positive", ErrConfig, c.EventBuffer)
+		return bad("EventBuffer", "must be positive, got %d", c.EventBuffer)
 	case c.Logger == nil:
-		return fmt.Errorf("%w: logger is nil", ErrConfig)
+		return bad("Logger", "is nil")
 	}
 	if err := CheckHTTPAddr(c.HTTPAddr); err != nil {
 		return err
 	}
 	if err := c.Actors.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return cfgerr.Within(ErrConfig, "Actors", err)
 	}
 	return nil
 }

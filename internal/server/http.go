@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/internal/orchid"
 )
 
@@ -28,10 +29,10 @@ func CheckHTTPAddr(addr string) error {
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("%w: http address %q: %w", ErrConfig, addr, err)
+		return cfgerr.New(ErrConfig, "HTTPAddr", "%q: %v", addr, err)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("%w: http address %q: port %q is not a port number", ErrConfig, addr, port)
+		return cfgerr.New(ErrConfig, "HTTPAddr", "%q: port %q is not a port number", addr, port)
 	}
 	return nil
 }
