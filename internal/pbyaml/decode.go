@@ -1,6 +1,9 @@
 package pbyaml
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,9 +24,19 @@ type Options struct {
 // wrapping ErrInvalid; m's contents are then unspecified.
 func (o Options) Unmarshal(data []byte, m proto.Message) error {
 	proto.Reset(m)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return nil
+	} else if err != nil {
 		return o.syntaxError(err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return o.syntaxError(err)
+		}
+		return &Error{File: o.File, Line: next.Line, Column: next.Column, Reason: "a second document; a file holds one"}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil

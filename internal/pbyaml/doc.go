@@ -31,5 +31,6 @@
 //     aliases to far more nodes than it holds is refused.
 //
 // At most one field of a oneof may be given, and a field at most once
-// (by either of its names). Decoding stops at the first problem.
+// (by either of its names); a file holds one document. Decoding stops at
+// the first problem.
 package pbyaml

@@ -53,6 +53,8 @@ func TestErrorsNamePlacePathAndReason(t *testing.T) {
 		{"nested path", "named:\n  a:\n    children:\n      - {numbered: {2: [x]}}", `k.yaml:4:24: named.a.children[0].numbered.2: want a string, got a list`},
 		{"not a mapping at the top", "- a\n- b", `k.yaml:1:1: want a mapping of Kinds's fields, got a list`},
 		{"syntax error", "a: [1, 2\nb: 3", `k.yaml:1: not YAML: did not find expected ',' or ']'`},
+		{"two documents", "i32: 1\n---\ni32: 2\n", `k.yaml:2:1: a second document; a file holds one`},
+		{"a bad second document", "i32: 1\n---\n[", `k.yaml:3: not YAML: did not find expected node content`},
 		{"merge of a scalar", "<<: 3", `k.yaml:1:5: a merge key (<<) takes a mapping or a list of them, got 3`},
 		{"tab indentation", "named:\n\ta: {}", `k.yaml:2: not YAML: found character that cannot start any token`},
 	}
