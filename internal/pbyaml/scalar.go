@@ -62,83 +62,82 @@ func (d *decoder) scalar(n *yaml.Node, path string, fd protoreflect.FieldDescrip
 
 // integer decodes scalar n as an integer field's value, in its range.
 func (d *decoder) integer(n *yaml.Node, path string, fd protoreflect.FieldDescriptor) (protoreflect.Value, error) {
-	var lo, hi int64
-	var uhi uint64
-	signed := true
-	switch fd.Kind() {
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		lo, hi = math.MinInt32, math.MaxInt32
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		lo, hi = math.MinInt64, math.MaxInt64
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		signed, uhi = false, math.MaxUint32
-	default:
-		signed, uhi = false, math.MaxUint64
-	}
-	text := n.Value
-	if n.Tag == "!!str" {
-		text = strings.TrimSpace(text)
-	} else if n.Tag != "!!int" && n.Tag != "!!float" {
+	if n.Tag != "!!int" && n.Tag != "!!float" && n.Tag != "!!str" {
 		return protoreflect.Value{}, d.fail(n, path, "want %s, got %s", want(fd), describe(n))
 	}
 	outOfRange := func() (protoreflect.Value, error) {
 		return protoreflect.Value{}, d.fail(n, path, "%s is out of range for %s", n.Value, want(fd))
 	}
-	// Integers: YAML's forms (0x1f, 0o17, 1_000) through yaml.v3, strings
-	// through strconv.
-	// (yaml.v3 would truncate a float into an integer: floats go below.)
-	if signed && n.Tag != "!!float" {
-		var i int64
-		err := n.Decode(&i)
-		if n.Tag == "!!str" {
-			i, err = strconv.ParseInt(text, 10, 64)
-		}
-		if err == nil {
-			if i < lo || i > hi {
-				return outOfRange()
-			}
-			if fd.Kind() == protoreflect.Int64Kind || fd.Kind() == protoreflect.Sint64Kind || fd.Kind() == protoreflect.Sfixed64Kind {
-				return protoreflect.ValueOfInt64(i), nil
-			}
+	var lo, hi int64 // a signed kind's range
+	var uhi uint64   // an unsigned kind's upper bound
+	signed, is32 := true, false
+	switch fd.Kind() {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		lo, hi, is32 = math.MinInt32, math.MaxInt32, true
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		lo, hi = math.MinInt64, math.MaxInt64
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		signed, uhi, is32 = false, math.MaxUint32, true
+	default:
+		signed, uhi = false, math.MaxUint64
+	}
+	ofInt := func(i int64) (protoreflect.Value, error) {
+		switch {
+		case i < lo || i > hi:
+			return outOfRange()
+		case is32:
 			return protoreflect.ValueOfInt32(int32(i)), nil
 		}
-	} else if n.Tag != "!!float" {
-		var u uint64
-		err := n.Decode(&u)
-		if n.Tag == "!!str" {
-			u, err = strconv.ParseUint(text, 10, 64)
+		return protoreflect.ValueOfInt64(i), nil
+	}
+	ofUint := func(u uint64) (protoreflect.Value, error) {
+		switch {
+		case u > uhi:
+			return outOfRange()
+		case is32:
+			return protoreflect.ValueOfUint32(uint32(u)), nil
 		}
-		if err == nil {
-			if u > uhi {
-				return outOfRange()
+		return protoreflect.ValueOfUint64(u), nil
+	}
+	// Integers: YAML's forms (0x1f, 0o17, 1_000) through yaml.v3, strings
+	// through strconv. Not floats: yaml.v3 would truncate them.
+	if n.Tag != "!!float" {
+		text := strings.TrimSpace(n.Value)
+		if signed {
+			var i int64
+			err := n.Decode(&i)
+			if n.Tag == "!!str" {
+				i, err = strconv.ParseInt(text, 10, 64)
 			}
-			if uhi == math.MaxUint32 {
-				return protoreflect.ValueOfUint32(uint32(u)), nil
+			if err == nil {
+				return ofInt(i)
 			}
-			return protoreflect.ValueOfUint64(u), nil
+		} else {
+			var u uint64
+			err := n.Decode(&u)
+			if n.Tag == "!!str" {
+				u, err = strconv.ParseUint(text, 10, 64)
+			}
+			if err == nil {
+				return ofUint(u)
+			}
 		}
 	}
-	// A float with no fraction (1e6), or an integer too large for 64 bits.
+	// A float with no fraction (1e6), or an integer beyond 64 bits. Floats
+	// at or above 2^63 (2^64) are out of range, whatever they round to.
 	f, ok := number(n)
 	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
 		return protoreflect.Value{}, d.fail(n, path, "want %s, got %s", want(fd), describe(n))
 	}
-	if signed {
-		if f < float64(lo) || f >= -float64(lo) || f > float64(hi) {
-			return outOfRange()
-		}
-		if hi == math.MaxInt32 {
-			return protoreflect.ValueOfInt32(int32(f)), nil
-		}
-		return protoreflect.ValueOfInt64(int64(f)), nil
-	}
-	if f < 0 || f > float64(uhi) || f >= math.MaxUint64 {
+	switch {
+	case signed && (f < float64(lo) || f >= -float64(lo)):
+		return outOfRange()
+	case signed:
+		return ofInt(int64(f))
+	case f < 0 || f >= math.MaxUint64:
 		return outOfRange()
 	}
-	if uhi == math.MaxUint32 {
-		return protoreflect.ValueOfUint32(uint32(f)), nil
-	}
-	return protoreflect.ValueOfUint64(uint64(f)), nil
+	return ofUint(uint64(f))
 }
 
 // number reads n as a float: a YAML number, or a string holding one.
