@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"testing"
@@ -111,5 +112,34 @@ func TestParseSpecNamesWhatIsWrong(t *testing.T) {
 		if d := cmp.Diff(tc.want, err.Error()); d != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.in, d)
 		}
+	}
+}
+
+// The spec `op get -o json` prints (protojson, proto names) reads back as
+// the same spec.
+func TestPrintedSpecReadsBack(t *testing.T) {
+	weight := 2.5
+	spec := &pb.OperationSpec{
+		Title: "t", Pool: "p", PoolTrees: []string{"a", "b"}, Weight: &weight,
+		SchedulingOptionsPerPoolTree: map[string]*pb.PoolTreeOptions{"a": {Pool: "q", ResourceLimits: &pb.ResourceLimits{Cpu: &weight}}},
+		PreemptionMode:               pb.PreemptionMode_PREEMPTION_MODE_GRACEFUL, InterruptionSignal: "SIGINT", MaxFailedJobCount: 3,
+		Type: pb.OperationType_OPERATION_TYPE_MAP,
+		Tasks: []*pb.TaskSpec{
+			{Name: "cmd", JobCount: 2, JobResources: &pb.Resources{Cpu: 1, Memory: 1 << 30},
+				Run: &pb.TaskSpec_Command{Command: &pb.Command{Argv: []string{"sh", "-c", "x"}, Env: map[string]string{"A": "1"}}}},
+			{Name: "sim", JobCount: 1, JobResources: &pb.Resources{UserSlots: 1},
+				Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(1500 * time.Millisecond)}},
+		},
+	}
+	var out bytes.Buffer
+	if err := writeProto(&out, spec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseSpec("printed.json", out.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if d := cmp.Diff(spec, got, protocmp.Transform()); d != "" {
+		t.Errorf("(-printed +read):\n%s", d)
 	}
 }
