@@ -92,8 +92,7 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	}
 	cfg := nodeagent.Config{NodeID: f.nodeID, Resources: res, Tags: tags, HeartbeatPeriod: f.period, WorkDir: f.workDir}
 	if err := cfg.Validate(); err != nil {
-		err = configError(err, agentFlagNames)
-		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: %w", err)}
+		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: %w", namedByFlag(err, agentFlagNames))}
 	}
 	return cfg, level, nil
 }

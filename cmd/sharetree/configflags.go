@@ -57,13 +57,28 @@ var agentFlagNames = map[string]string{
 // (exit 2); a bad field that a flag sets is named by that flag
 // ("--heartbeat-period: must be positive, got 0s").
 func configError(err error, flags map[string]string) error {
+	return usageError{namedByFlag(err, flags)}
+}
+
+// namedByFlag rewrites err, when it is a bad field that a flag sets, to
+// name the flag instead of the field.
+func namedByFlag(err error, flags map[string]string) error {
 	if fe, ok := cfgerr.Field(err); ok {
-		if flag, ok := flags[fe.Field]; ok {
-			return usageError{fmt.Errorf("--%s: %s", flag, fe.Reason)}
-		}
-		if flag, ok := flags[fe.Base()]; ok {
-			return usageError{fmt.Errorf("--%s: %s", flag, fe.Reason)}
+		for _, field := range []string{fe.Field, fe.Base()} {
+			if flag, ok := flags[field]; ok {
+				return &flagFieldError{flag: flag, field: fe}
+			}
 		}
 	}
-	return usageError{err}
+	return err
 }
+
+// flagFieldError is a bad field named by its flag; it still wraps the
+// field error (and so the configuration's sentinel).
+type flagFieldError struct {
+	flag  string
+	field *cfgerr.FieldError
+}
+
+func (e *flagFieldError) Error() string { return fmt.Sprintf("--%s: %s", e.flag, e.field.Reason) }
+func (e *flagFieldError) Unwrap() error { return e.field }

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+
+	"github.com/sharetree/sharetree/nodeagent"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -253,5 +257,15 @@ func TestConfigFlagMapsNameRealFlags(t *testing.T) {
 				t.Errorf("%s: field %s maps to --%s, which is not a flag", c.cmd.Name(), field, flag)
 			}
 		}
+	}
+}
+
+// A flag-named configuration error still wraps the configuration's
+// sentinel.
+func TestFlagNamedConfigErrorKeepsItsSentinel(t *testing.T) {
+	f := agentFlags{nodeID: "a.b", resources: "cpu=8", period: time.Second, logLevel: "info"}
+	_, _, err := f.config()
+	if !errors.Is(err, nodeagent.ErrInvalidConfig) || !strings.HasPrefix(err.Error(), "agent: --node-id: ") {
+		t.Errorf("error %v; want it to name --node-id and wrap nodeagent.ErrInvalidConfig", err)
 	}
 }
