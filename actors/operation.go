@@ -259,30 +259,31 @@ func (o *operationActor) treeRunning(ctx actor.Context, tree string, lightweight
 func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 	o.journalCompletion(ctx, m)
 	o.running--
+	counted := true
 	switch {
 	case m.interrupted && m.state == pb.JobState_JOB_STATE_COMPLETED:
 		o.interrupted++
-		o.progressChanged(ctx)
 	case m.state == pb.JobState_JOB_STATE_COMPLETED:
 		if !o.progress.mark(o.spec, m.ref.key.Task, m.ref.key.Index) {
 			// Completed twice (a copy the scheduler had given up on):
 			// counted once.
+			counted = false
 			break
 		}
 		o.completed++
-		o.progressChanged(ctx)
 	case m.state == pb.JobState_JOB_STATE_FAILED:
 		if m.lost {
 			o.lost++
 		} else {
 			o.failed++
 		}
-		// The counts are stored too: a revived operation goes on from
-		// them (max_failed_job_count counts the failures before a
-		// restart).
-		o.progressChanged(ctx)
 	default:
 		o.aborted++
+	}
+	if counted {
+		// Completed jobs and every count are stored: a revived operation
+		// goes on from them (max_failed_job_count counts the failures
+		// before a restart).
 		o.progressChanged(ctx)
 	}
 	if o.terminal() {
