@@ -3,6 +3,7 @@ package pbyaml
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -71,7 +72,7 @@ type decoder struct {
 }
 
 func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) error {
-	e := &Error{File: d.file, Path: path, Reason: sprintf(format, args...)}
+	e := &Error{File: d.file, Path: path, Reason: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}

@@ -7,8 +7,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
 // isNull reports whether n is YAML's null (or an empty document).
 func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
