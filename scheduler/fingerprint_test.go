@@ -28,8 +28,10 @@ import (
 // The golden values were recorded from the engine before any optimisation
 // that must not change results, and recorded again when the generator
 // stopped using math.Exp and math.Log (see docs/DETERMINISM.md), from the
-// engine that still gave the earlier values; they are the same on every
-// target. An intended change of results regenerates them with
+// engine that still gave the earlier values, and recorded again when
+// MaxFitFactorBySuggestion stopped rounding a limit's crossing past the
+// limit (see backInside: results moved by at most 5e-15); they are the
+// same on every target. An intended change of results regenerates them with
 //
 //	go test ./scheduler -run TestFingerprints -update
 var updateFingerprints = flag.Bool("update", false, "rewrite testdata/fingerprints.golden from the current engine")

@@ -1,5 +1,7 @@
 package scheduler
 
+import "math"
+
 // sigmaVertex is a vertex of σ(f) = max(0, max_r F_r(f) − g_r): the smallest
 // scalar suggestion at which fit factor f meets every resource's target.
 type sigmaVertex struct{ x, v float64 }
@@ -109,7 +111,7 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 		}
 		sig = appendEnvelope(sig, s.px, x, py, y, &s.act, &s.gk, n, end)
 		if !ok {
-			xe := s.px + float64(end*(x-s.px))
+			xe := backInside(s.px+float64(end*(x-s.px)), s.px, x, py, y, &s.act, &s.lk, n)
 			var ye Share
 			for k := range n {
 				r := s.act[k]
@@ -126,6 +128,44 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 	}
 	s.px, s.py = x, *y
 	return append(sig, sigmaVertex{x, v}), true
+}
+
+// backInside returns xe, the fit factor at which F, linear from (x0, y0)
+// to (x1, y1) with y0 within the limits, reaches a limit, moved back an ulp
+// at a time until F evaluated there (as lerpShareTo evaluates it) is within
+// the limits lk of the active resources act[:n]; after four ulps, x0.
+// Rounding can put xe an ulp past the crossing, and where F is steep (a
+// near-jump a few ulps wide, as a sum of children's jumps at rounded fit
+// factors makes) an ulp of fit factor is a visible excess: a root's fair
+// share above the cluster. So S = F∘M never exceeds the limits, not even by
+// an ulp.
+func backInside(xe, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, lk *[NumResources]float64, n int) float64 {
+	for range 4 {
+		if xe <= x0 || insideAt(xe, x0, x1, y0, y1, act, lk, n) {
+			return xe
+		}
+		xe = math.Nextafter(xe, math.Inf(-1))
+	}
+	if insideAt(xe, x0, x1, y0, y1, act, lk, n) {
+		return xe
+	}
+	return x0
+}
+
+// insideAt reports whether F, linear from (x0, y0) to (x1, y1), is within
+// the limits at t < x1 (at x1 F is y1, past a limit here).
+func insideAt(t, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, lk *[NumResources]float64, n int) bool {
+	if t >= x1 {
+		return false
+	}
+	w := (t - x0) / (x1 - x0)
+	for k := range n {
+		r := act[k]
+		if y0[r]+float64((y1[r]-y0[r])*w) > lk[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // feed visits F's points f (the ones after those fed before) and transposes

@@ -99,3 +99,40 @@ func TestMaxFitFactorMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// A near-jump of F, a rise of a few hundredths over one ulp of fit factor
+// (as a sum of children's jumps at rounded fit factors makes), crossing the
+// limit: the crossing rounds to a fit factor where F is past the limit, and
+// S = F∘M took that value (the root's fair share 1.0079 of the cluster in
+// the generated tree of TestRootWithinClusterAtANearJump). M stays where F
+// is within the limit, and so does S, for every width of the rise from one
+// ulp to many.
+func TestMaxFitFactorNearJumpStaysWithinLimit(t *testing.T) {
+	var w workspace
+	x1 := 0.02427734976448704
+	for ulps := 1; ulps <= 64; ulps++ {
+		x2 := x1
+		for range ulps {
+			x2 = math.Nextafter(x2, 1)
+		}
+		f := vfunc{
+			{x: 0, l: Share{0.08, 0.08}, r: Share{0.08, 0.08}},
+			{x: x1, l: Share{0.9905, 0.99}, r: Share{0.9905, 0.99}},
+			{x: x2, l: Share{1.0079, 0.992}, r: Share{1.0097, 0.992}},
+			{x: 1, l: Share{3, 3}, r: Share{3, 3}},
+		}
+		lim := Share{1, 1, 1, 1, 1}
+		m := maxFitFactor(&w, f, Share{0.08, 0.08}, lim)
+		s := compose(nil, f, m)
+		for _, p := range s {
+			for r := range p.l {
+				if p.l[r] > lim[r] || p.r[r] > lim[r] {
+					t.Fatalf("rise over %d ulps: S point at %v is %v / %v, above the limit %v", ulps, p.x, p.l, p.r, lim)
+				}
+			}
+		}
+		if got := s.at(1); got[0] < 0.9905 {
+			t.Fatalf("rise over %d ulps: S(1) = %v, below F's last value within the limit (0.9905)", ulps, got)
+		}
+	}
+}

@@ -80,8 +80,18 @@ func idleOperationS(w *workspace, demand, lim Share) (vfunc, bool) {
 		if c <= 0 {
 			return nil, false
 		}
-		// The fit factor 1 + c at which the first limit binds, and F there.
-		fe := 1 + c
+		// The fit factor 1 + c at which the first limit binds (moved back
+		// as the general path moves it, see backInside), and F there.
+		var act [NumResources]int
+		var lkk [NumResources]float64
+		n := 0
+		for r, d := range demand {
+			if d > 0 {
+				act[n], lkk[n] = r, lk[r]
+				n++
+			}
+		}
+		fe := backInside(1+c, 1, 2, &Share{}, &demand, &act, &lkk, n)
 		wgt := (fe - 1) / (2 - 1)
 		for r, d := range demand {
 			if d > 0 {
@@ -222,7 +232,11 @@ func busyOperationS(w *workspace, usage, demand, lim Share) (vfunc, bool) {
 			return nil, false
 		}
 	} else {
-		xe := 1 + end*(2-1)
+		var lkk [NumResources]float64
+		for k := range n {
+			lkk[k] = lk[act[k]]
+		}
+		xe := backInside(1+end*(2-1), 1, 2, &usage, &d, &act, &lkk, n)
 		ve := 0.0
 		for k := range n {
 			r := act[k]

@@ -706,3 +706,29 @@ func TestRelaxedPoolOverBurstPoolRegression(t *testing.T) {
 		t.Errorf("R's proposed integral share %v > B's %v plus R's own volume ratio", got, bp.ProposedIntegralShare[CPU])
 	}
 }
+
+// TestRootWithinClusterAtANearJump is the generated tree on which CI found
+// the root's fair share at 1.0079 of the cluster in user_slots
+// (rapid.seed=3848719725555708805): the root's FairShareByFitFactor rises
+// by 0.017 over one ulp of fit factor, and the crossing of the cluster's
+// limit rounded onto the far side of that rise (see backInside).
+func TestRootWithinClusterAtANearJump(t *testing.T) {
+	p := genParams{Seed: 0xb0fcb2274924db8, Pools: 27, Ops: 31, Depth: 2, Nodes: 22,
+		GuaranteeFrac: 0.0078125, IntegralFrac: 0.328125, FIFOFrac: 0.015625, LimitFrac: 0.0078125,
+		WeightFrac: 0.015625, JobResourcesFrac: 0.5, InferWeights: true, Load: 1.8874359130859375}
+	snap, prev := genSnapshot(p)
+	r, err := Update(snap, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := r.Elements[0]
+	for k, v := range root.FairShare.Total {
+		if snap.Cluster.Total[k] > 0 && v > 1 {
+			t.Errorf("root fair share %v exceeds the cluster in %s", root.FairShare.Total, ResourceType(k))
+		}
+	}
+	// The cluster is nearly used up (demand is 1.9 times the cluster).
+	if got := root.FairShare.Total[UserSlots]; got < 0.99 {
+		t.Errorf("root fair share in user_slots = %v, want the cluster nearly used (>= 0.99)", got)
+	}
+}
