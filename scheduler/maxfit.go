@@ -109,9 +109,13 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 			}
 			end = clamp(end, 0, 1)
 		}
+		start := len(sig)
 		sig = appendEnvelope(sig, s.px, x, py, y, &s.act, &s.gk, n, end)
 		if !ok {
 			xe := backInside(s.px+float64(end*(x-s.px)), s.px, x, py, y, &s.act, &s.lk, n)
+			// A vertex of σ before the crossing may round to a fit factor
+			// past it too (the segment a few ulps wide): M stays at xe.
+			clampVertices(sig[start:], xe)
 			var ye Share
 			for k := range n {
 				r := s.act[k]
@@ -150,6 +154,13 @@ func backInside(xe, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, lk *[
 		return xe
 	}
 	return x0
+}
+
+// clampVertices moves the vertices of σ past fit factor xe back to it.
+func clampVertices(sig []sigmaVertex, xe float64) {
+	for k := range sig {
+		sig[k].x = min(sig[k].x, xe)
+	}
 }
 
 // insideAt reports whether F, linear from (x0, y0) to (x1, y1), is within

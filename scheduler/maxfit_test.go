@@ -136,3 +136,66 @@ func TestMaxFitFactorNearJumpStaysWithinLimit(t *testing.T) {
 		}
 	}
 }
+
+// M never decreases, and S = F∘M stays within the limits (clamped up to
+// F's start, which a limit below it cannot cut) at every point and between
+// them, on random monotone
+// F with a rise squeezed into a few ulps of fit factor and limits that fall
+// inside that rise: the shape where rounding the crossing put S past the
+// limits (see backInside).
+func TestMaxFitFactorNeverPastTheLimits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 23))
+	var w workspace
+	for iter := range 3000 {
+		f := randomMonotone(rng, []float64{1, 2, 5}[iter%3])
+		if len(f) < 3 {
+			continue
+		}
+		// Squeeze the segment ending at breakpoint i to a few ulps.
+		i := 1 + rng.IntN(len(f)-2)
+		x := f[i-1].x
+		for range 1 + rng.IntN(8) {
+			x = math.Nextafter(x, math.Inf(1))
+		}
+		f[i].x = x
+		flo := f[0].l
+		var g, lim Share
+		for r := range lim {
+			lo, hi := f[i-1].r[r], f[i].l[r]
+			switch rng.IntN(3) {
+			case 0:
+				lim[r] = lo + float64((hi-lo)*unit(rng)) // inside the squeezed rise
+			case 1:
+				lim[r] = 1
+			default:
+				lim[r] = flo[r] + float64((f[len(f)-1].l[r]-flo[r])*unit(rng))
+			}
+			if rng.IntN(2) == 0 {
+				g[r] = flo[r] + float64((lim[r]-flo[r])*unit(rng))
+			}
+		}
+		m := append(sfunc(nil), maxFitFactor(&w, f, g, lim)...)
+		for k, p := range m {
+			if p.r < p.l || (k > 0 && p.l < m[k-1].r) {
+				t.Fatalf("iteration %d: M decreases at point %d\nF=%v\ng=%v lim=%v\nM=%v", iter, k, f, g, lim, m)
+			}
+		}
+		s := compose(nil, f, m)
+		bound := lim.Max(flo)
+		check := func(what string, v Share) {
+			for r := range v {
+				if v[r] > bound[r] {
+					t.Fatalf("iteration %d: %s = %v exceeds the limits %v in resource %d\nF=%v\ng=%v\nM=%v\nS=%v", iter, what, v, bound, r, f, g, m, s)
+				}
+			}
+		}
+		for _, p := range s {
+			check("S's left limit at a point", p.l)
+			check("S's right limit at a point", p.r)
+		}
+		for range 20 {
+			u := unit(rng)
+			check("S", s.at(u))
+		}
+	}
+}

@@ -218,6 +218,15 @@ func busyOperationS(w *workspace, usage, demand, lim Share) (vfunc, bool) {
 	}
 	sig := appendEnvelope(w.sig[:0], 1, 2, &usage, &d, &act, &gk, n, end)
 	w.sig = sig
+	xe := 2.0
+	if !ok {
+		var lkk [NumResources]float64
+		for k := range n {
+			lkk[k] = lk[act[k]]
+		}
+		xe = backInside(1+end*(2-1), 1, 2, &usage, &d, &act, &lkk, n)
+		clampVertices(sig, xe)
+	}
 	for _, vx := range sig {
 		if !emit(vx.v, vx.x) {
 			return nil, false
@@ -232,11 +241,6 @@ func busyOperationS(w *workspace, usage, demand, lim Share) (vfunc, bool) {
 			return nil, false
 		}
 	} else {
-		var lkk [NumResources]float64
-		for k := range n {
-			lkk[k] = lk[act[k]]
-		}
-		xe := backInside(1+end*(2-1), 1, 2, &usage, &d, &act, &lkk, n)
 		ve := 0.0
 		for k := range n {
 			r := act[k]
