@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sharetree/sharetree/scheduler"
 )
 
 // The fuzz targets hold the parsers to the project's rule for bad input: a
@@ -226,6 +228,9 @@ func checkScenario(t *testing.T, data []byte) {
 			checkFinite(t, fmt.Sprintf("steps[%d].%s", si, e.Name), reflect.ValueOf(e).Elem())
 		}
 	}
+	for si, st := range rep.Steps {
+		checkShareBounds(t, si, st)
+	}
 	if _, err := Check(file, rep); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -238,6 +243,47 @@ func checkScenario(t *testing.T, data []byte) {
 	}
 	if !json.Valid(out) {
 		t.Fatalf("the report's JSON is not valid:\n%s", out)
+	}
+}
+
+// fuzzShareTol is the absolute tolerance of checkShareBounds (the engine's
+// per-level epsilon is 1e-9; the property tests allow 1e-6).
+const fuzzShareTol = 1e-6
+
+// checkShareBounds holds a step's report to the engine's invariants: the
+// root gets at most the cluster, no element gets more than its limits, and
+// the children of a pool together get at most what it gets.
+func checkShareBounds(t *testing.T, si int, st StepReport) {
+	t.Helper()
+	sums := map[string]scheduler.Share{}
+	for _, e := range st.Elements {
+		fs := e.FairShare.Total
+		if e.Parent != "" {
+			sum := sums[e.Parent]
+			for r := range sum {
+				sum[r] += fs[r]
+			}
+			sums[e.Parent] = sum
+		}
+		for r, v := range fs {
+			if e.Kind == "root" && v > 1+fuzzShareTol {
+				t.Fatalf("step %d: the root's fair share %v exceeds the cluster in %s", si, fs, scheduler.ResourceType(r))
+			}
+			if v > e.LimitsShare[r]+fuzzShareTol {
+				t.Fatalf("step %d: %s's fair share %v exceeds its limits share %v in %s", si, e.Name, fs, e.LimitsShare, scheduler.ResourceType(r))
+			}
+		}
+	}
+	for _, e := range st.Elements {
+		sum, ok := sums[e.Name]
+		if !ok {
+			continue
+		}
+		for r, v := range sum {
+			if v > e.FairShare.Total[r]+fuzzShareTol {
+				t.Fatalf("step %d: the children of %s get %v, more than its fair share %v in %s", si, e.Name, sum, e.FairShare.Total, scheduler.ResourceType(r))
+			}
+		}
 	}
 }
 
