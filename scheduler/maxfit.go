@@ -141,8 +141,8 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 // Rounding can put xe an ulp past the crossing, and where F is steep (a
 // near-jump a few ulps wide, as a sum of children's jumps at rounded fit
 // factors makes) an ulp of fit factor is a visible excess: a root's fair
-// share above the cluster. So S = F∘M never exceeds the limits, not even by
-// an ulp.
+// share above the cluster. So no point of S = F∘M exceeds the limits, not
+// even by an ulp.
 func backInside(xe, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, lk *[NumResources]float64, n int) float64 {
 	for range 4 {
 		if xe <= x0 || insideAt(xe, x0, x1, y0, y1, act, lk, n) {
