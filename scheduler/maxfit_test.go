@@ -137,7 +137,7 @@ func TestMaxFitFactorNearJumpStaysWithinLimit(t *testing.T) {
 	}
 }
 
-// M never decreases, and S = F∘M stays within the limits (clamped up to
+// M and S = F∘M never decrease, and S stays within the limits (clamped up to
 // F's start, which a limit below it cannot cut) at every point and between
 // them, on random monotone
 // F with a rise squeezed into a few ulps of fit factor and limits that fall
@@ -189,9 +189,14 @@ func TestMaxFitFactorNeverPastTheLimits(t *testing.T) {
 				}
 			}
 		}
-		for _, p := range s {
+		for k, p := range s {
 			check("S's left limit at a point", p.l)
 			check("S's right limit at a point", p.r)
+			for r := range p.l {
+				if p.r[r] < p.l[r] || (k > 0 && p.l[r] < s[k-1].r[r]) {
+					t.Fatalf("iteration %d: S decreases at point %d in resource %d\nF=%v\ng=%v lim=%v\nM=%v\nS=%v", iter, k, r, f, g, lim, m, s)
+				}
+			}
 		}
 		for range 20 {
 			u := unit(rng)
