@@ -138,11 +138,10 @@ func TestMaxFitFactorNearJumpStaysWithinLimit(t *testing.T) {
 }
 
 // M and S = F∘M never decrease, and S stays within the limits (clamped up to
-// F's start, which a limit below it cannot cut) at every point and between
-// them, on random monotone
-// F with a rise squeezed into a few ulps of fit factor and limits that fall
-// inside that rise: the shape where rounding the crossing put S past the
-// limits (see backInside).
+// F's start, which a limit below it cannot cut) at its points and at random
+// suggestions between them, on random monotone F with a rise squeezed into a
+// few ulps of fit factor and limits that fall inside that rise: the shape
+// where rounding the crossing put S past the limits (see backInside).
 func TestMaxFitFactorNeverPastTheLimits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 23))
 	var w workspace
