@@ -57,6 +57,45 @@ func TestPropertyBusyOperationSMatchesGeneralPath(t *testing.T) {
 	}
 }
 
+// TestPropertyIdleOperationSMatchesGeneralPath: whenever idleOperationS
+// builds the S of an operation that uses nothing, it is the general path's,
+// bit for bit (a limit binding on the way to the demand included: both move
+// the crossing back alike, see backInside).
+func TestPropertyIdleOperationSMatchesGeneralPath(t *testing.T) {
+	built, bound, drawn := 0, 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		var demand, lim Share
+		for r := range NumResources {
+			demand[r] = drawShareLevel(t, "demand", 1.2) / 2
+			lim[r] = rapid.OneOf(rapid.Just(1.0), rapid.Float64Range(0, 0.6), rapid.Float64Range(0, 1e-3)).Draw(t, "limit")
+		}
+		if rapid.Bool().Draw(t, "notGPU") {
+			demand[GPU] = 0 // a cluster without gpu
+		}
+		var w workspace
+		w.reset(16)
+		drawn++
+		got, ok := idleOperationS(&w, demand, lim)
+		if !ok {
+			return
+		}
+		built++
+		for r := range demand {
+			if demand[r] > lim[r] {
+				bound++
+				break
+			}
+		}
+		want := generalOperationS(&w, Share{}, demand, lim, false)
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(vpoint{})); d != "" {
+			t.Fatalf("demand %v limits %v: S (-general +idle):\n%s", demand, lim, d)
+		}
+	})
+	if built < drawn/3 || bound < built/10 {
+		t.Errorf("idleOperationS built %d of %d functions, %d with a limit binding", built, drawn, bound)
+	}
+}
+
 // TestBusyOperationSCases covers the shapes of S: distinct and tied usage
 // levels, a demand met in the dominant resource, a limit binding on the way
 // to the demand, a σ passing 1 (the general path's), usage above a limit.
