@@ -144,14 +144,11 @@ func (s *fitFactor) visit(sig []sigmaVertex, x float64, y *Share) ([]sigmaVertex
 // share above the cluster. So no point of S = F∘M exceeds the limits, not
 // even by an ulp.
 func backInside(xe, x0, x1 float64, y0, y1 *Share, act *[NumResources]int, lk *[NumResources]float64, n int) float64 {
-	for range 4 {
+	for range 5 { // xe and the four ulps below it
 		if xe <= x0 || insideAt(xe, x0, x1, y0, y1, act, lk, n) {
 			return xe
 		}
 		xe = math.Nextafter(xe, math.Inf(-1))
-	}
-	if insideAt(xe, x0, x1, y0, y1, act, lk, n) {
-		return xe
 	}
 	return x0
 }
