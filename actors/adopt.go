@@ -74,13 +74,10 @@ func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) 
 		l.p.JobFinished(ref.key, false)
 		return a, adoptDone
 	}
-	// The running job's id carries its attempt (runningJobRefs, and a
-	// retry's attempt after it).
-	if ref.attempt != 0 || op.attempts[ref.key] != 0 {
-		if op.attempts == nil {
-			op.attempts = map[placement.JobKey]int{}
-		}
-		op.attempts[ref.key] = ref.attempt
+	// The running job's id carries its attempt and epoch
+	// (runningJobRefs; a retry is this scheduler's next attempt).
+	if a := (attemptOf{n: ref.attempt, epoch: ref.epoch}); a != l.attemptOf(op, ref.key) {
+		op.setAttempt(ref.key, a)
 	}
 	return a, adoptDone
 }
@@ -153,7 +150,9 @@ func (n *nodeActor) unknownRunning(ctx actor.Context, id string, seq uint64, now
 // actor did not start: one that completed (and was not interrupted) while
 // its operation's job was pending, as after a restart when it completed
 // while no scheduler listened, counts as the operation's completed job. A
-// failed or aborted one is only acknowledged: the job runs again. It
+// failed one counts as its operation's failure unless the operation
+// counted it already (before a restart; see unknownFailed); an aborted one
+// is only acknowledged. A job that did not complete runs again. It
 // reports whether to acknowledge the job: not while the scheduler revives
 // its operations and the job's is not scheduled yet (the node reports it
 // again), nor one adopted while the journal stores it (see journal.go).
@@ -164,6 +163,9 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 	}
 	if n.tree == nil {
 		return !n.reviving(now)
+	}
+	if f.GetState() == pb.JobState_JOB_STATE_FAILED {
+		return n.unknownFailed(ctx, ref, f, now)
 	}
 	if f.GetState() != pb.JobState_JOB_STATE_COMPLETED || f.GetInterrupted() {
 		return true
@@ -198,4 +200,44 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 	default:
 		return true
 	}
+}
+
+// unknownFailed handles a failed job the node reports that the node actor
+// did not start (see unknownFinished): the failure of a job an earlier
+// scheduler started, reported to it and not acknowledged, or that failed
+// while no scheduler listened. Its operation counts it unless it counted
+// it already (its id is in the stored status or the journal), and the node
+// acknowledges it once the journal stored it. The job itself stays
+// pending: it runs again as a new attempt.
+func (n *nodeActor) unknownFailed(ctx actor.Context, ref jobRef, f *pb.FinishedJob, now time.Time) bool {
+	op := n.tree.ledger.operationPID(ref.key.Operation)
+	if op == nil {
+		return !n.reviving(now)
+	}
+	fin := &jobFinished{ref: ref, node: n.id, state: pb.JobState_JOB_STATE_FAILED, exitCode: f.GetExitCode(),
+		reason: f.GetError(), interrupted: f.GetInterrupted()}
+	if n.journaling() {
+		fin.notify, fin.jobID = ctx.Self(), f.GetJobId()
+		n.await(f.GetJobId(), n.tree.ledger, ref.key.Operation, now)
+	}
+	// Started and finished: its operation's running count is unchanged.
+	ctx.Send(op, &jobStarted{ref: ref, node: n.id})
+	ctx.Send(op, fin)
+	reason := "reported failed by the node, not started by this scheduler"
+	if e := f.GetError(); e != "" {
+		reason += ": " + e
+	}
+	n.publishJob(n.tree.name, f.GetJobId(), ref, pb.JobState_JOB_STATE_FAILED, f.GetExitCode(), reason, pb.JobEndCause_JOB_END_CAUSE_UNSPECIFIED)
+	return !n.journaling()
+}
+
+// operationPID returns the actor of an operation scheduled in the tree,
+// nil when it is not.
+func (l *Ledger) operationPID(id scheduler.OperationID) *actor.PID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if op := l.ops[id]; op != nil {
+		return op.pid
+	}
+	return nil
 }

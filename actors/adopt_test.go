@@ -182,13 +182,15 @@ func TestRestartAdoptsTheNodesJobs(t *testing.T) {
 	ledger := h.sys.dir.Load().trees[0].ledger
 	testutil.WaitFor(t, 10*time.Second, "the revived operation to be scheduled", func() bool { return ledger.hasOperation("op-1-1") })
 
-	running := []string{"op-1-1.0.1.2", "op-1-1.0.2.3", "ghost-9.0.0.0", "not-a-job"}
+	// Jobs the scheduler of epoch 1 started, one with an id of before
+	// epochs were part of ids (op-1-1.0.2.3); this one's epoch is 2.
+	running := []string{"op-1-1.0.1.2.1", "op-1-1.0.2.3", "ghost-9.0.0.0", "not-a-job"}
 	finished := map[string]pb.JobState{
-		"op-1-1.0.0.0":  pb.JobState_JOB_STATE_COMPLETED, // completed while no scheduler listened
-		"ghost-9.0.1.0": pb.JobState_JOB_STATE_COMPLETED, // not scheduled (yet): not acknowledged
+		"op-1-1.0.0.0.1": pb.JobState_JOB_STATE_COMPLETED, // completed while no scheduler listened
+		"ghost-9.0.1.0":  pb.JobState_JOB_STATE_COMPLETED, // not scheduled (yet): not acknowledged
 	}
 	r := h.beat("n1", running, finished)
-	if diff := cmp.Diff([]string{"op-1-1.0.0.0"}, r.GetAcknowledgedFinishedJobs()); diff != "" {
+	if diff := cmp.Diff([]string{"op-1-1.0.0.0.1"}, r.GetAcknowledgedFinishedJobs()); diff != "" {
 		t.Errorf("acknowledged during the revival (-want +got):\n%s", diff)
 	}
 	if got := aborts(r); len(got) != 1 || got["not-a-job"] == "" {
@@ -221,7 +223,7 @@ func TestRestartAdoptsTheNodesJobs(t *testing.T) {
 	}
 
 	// A job another node reports that runs here already is aborted there.
-	if got := aborts(h.beat("n2", []string{"op-1-1.0.1.2"}, nil)); !strings.Contains(got["op-1-1.0.1.2"], "runs elsewhere or is done") {
+	if got := aborts(h.beat("n2", []string{"op-1-1.0.1.2.1"}, nil)); !strings.Contains(got["op-1-1.0.1.2.1"], "runs elsewhere or is done") {
 		t.Errorf("n2's copy of a job adopted on n1: aborts %v", got)
 	}
 
@@ -229,7 +231,7 @@ func TestRestartAdoptsTheNodesJobs(t *testing.T) {
 	// job is aborted and its finished one acknowledged.
 	h.clock.advance(10 * time.Second)
 	r = h.beat("n1", running, map[string]pb.JobState{"ghost-9.0.1.0": pb.JobState_JOB_STATE_COMPLETED})
-	if diff := cmp.Diff([]string{"op-1-1.0.3.0", "op-1-1.0.4.0"}, startIDs(r)); diff != "" {
+	if diff := cmp.Diff([]string{"op-1-1.0.3.0.2", "op-1-1.0.4.0.2"}, startIDs(r)); diff != "" {
 		t.Errorf("started after the revival (-want +got):\n%s", diff)
 	}
 	if got := aborts(r); !strings.Contains(got["ghost-9.0.0.0"], "not running") {
@@ -241,22 +243,23 @@ func TestRestartAdoptsTheNodesJobs(t *testing.T) {
 	running = append(slices.DeleteFunc(running, func(id string) bool { return id == "ghost-9.0.0.0" || id == "not-a-job" }), startIDs(r)...)
 	h.waitJobs("op-1-1", 4, 1)
 
-	// The adopted attempt 2 fails: its retry is attempt 3.
-	running = slices.DeleteFunc(running, func(id string) bool { return id == "op-1-1.0.1.2" })
+	// The adopted attempt 2 (of epoch 1) fails: its retry is attempt 3
+	// of epoch 2.
+	running = slices.DeleteFunc(running, func(id string) bool { return id == "op-1-1.0.1.2.1" })
 	h.clock.advance(10 * time.Millisecond)
-	r = h.beat("n1", running, map[string]pb.JobState{"op-1-1.0.1.2": pb.JobState_JOB_STATE_FAILED})
-	if diff := cmp.Diff([]string{"op-1-1.0.1.3"}, startIDs(r)); diff != "" {
+	r = h.beat("n1", running, map[string]pb.JobState{"op-1-1.0.1.2.1": pb.JobState_JOB_STATE_FAILED})
+	if diff := cmp.Diff([]string{"op-1-1.0.1.3.2"}, startIDs(r)); diff != "" {
 		t.Errorf("the retry of the adopted job (-want +got):\n%s", diff)
 	}
 
-	// Aborting the operation signals its jobs by the ids the node knows,
-	// the adopted attempt 3 among them.
+	// Aborting the operation signals its jobs by the ids the node knows:
+	// the retry, and the adopted job whose id has no epoch.
 	aborted := make(chan *pb.Error, 1)
 	h.sys.Abort(&AbortOperation{ID: "op-1-1", Reply: func(_ *pb.AbortOperationResponse, e *pb.Error) { aborted <- e }})
 	if e := await(t, aborted, "abort"); e != nil {
 		t.Fatal(e)
 	}
-	want := []string{"op-1-1.0.1.3", "op-1-1.0.2.3", "op-1-1.0.3.0", "op-1-1.0.4.0"}
+	want := []string{"op-1-1.0.1.3.2", "op-1-1.0.2.3", "op-1-1.0.3.0.2", "op-1-1.0.4.0.2"}
 	if diff := cmp.Diff(want, h.signals.aborted()); diff != "" {
 		t.Errorf("abort signals (-want +got):\n%s", diff)
 	}

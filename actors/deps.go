@@ -43,27 +43,30 @@ type StateStore interface {
 	DeleteTreeState(ctx context.Context, tree string) error
 }
 
-// CompletionJournal stores completed jobs ahead of their operations'
-// status writes, so that a node's report of a completed job is
-// acknowledged only once the completion is stored (see journal.go). Append
-// and Trim are called from the journal's goroutine, one call at a time;
-// Load once, from Start.
+// CompletionJournal stores completed and failed jobs ahead of their
+// operations' status writes, so that a node's report of a completed or
+// failed job is acknowledged only once it is stored (see journal.go).
+// Append and Trim are called from the journal's goroutine, one call at a
+// time; Load once, from Start.
 type CompletionJournal interface {
-	// Append stores one batch of completed jobs' ids and returns its
-	// sequence number (increasing from batch to batch).
-	Append(ctx context.Context, jobIDs []string) (uint64, error)
-	// Trim drops the batches numbered below seq: every completion in them
-	// is in a stored status, or of an operation that is over.
+	// Append stores one batch of completed and of failed jobs' ids and
+	// returns its sequence number (increasing from batch to batch).
+	Append(ctx context.Context, completed, failed []string) (uint64, error)
+	// Trim drops the batches numbered below seq: every job in them is in
+	// a stored status, or of an operation that is over.
 	Trim(ctx context.Context, seq uint64) error
 	// Load returns the stored batches in order. A batch that cannot be
-	// read is left out of it, with a warning: its jobs run again.
+	// read is left out of it, with a warning: its completed jobs run
+	// again, its failures are not counted.
 	Load(ctx context.Context) ([]JournalBatch, error)
 }
 
-// JournalBatch is one stored batch of the completions journal.
+// JournalBatch is one stored batch of the completions journal: the ids of
+// jobs that completed (JobIDs) and that failed (FailedJobIDs).
 type JournalBatch struct {
-	Seq    uint64
-	JobIDs []string
+	Seq          uint64
+	JobIDs       []string
+	FailedJobIDs []string
 }
 
 // Deps are the live scheduler's connections to the outside world.

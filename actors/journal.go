@@ -25,6 +25,14 @@ import (
 // response. Batches are dropped once the statuses stored since have their
 // completions (journalFloor); a restarted scheduler adds those it finds to
 // the revived operations' completed jobs (mergeJournal).
+//
+// Failed jobs take the same path: a failure counts towards its operation's
+// max_failed_job_count, and a failure acknowledged and then forgotten in a
+// crash would give the operation more attempts than it allows. The
+// journal's failures are added to a revived operation's failed-job count
+// unless its stored status names them (OperationStatus.failed_job_ids;
+// job ids carry the leader epoch, so a failure before a restart and one
+// after it never share an id).
 
 const (
 	// journalMaxBatch bounds one batch's job ids (about 100 KiB, well
@@ -42,7 +50,8 @@ const (
 type journalKind uint8
 
 const (
-	// journalAppend: a completion to store (op, jobID, node, idx).
+	// journalAppend: a completed (or, with failed, a failed) job to store
+	// (op, jobID, node, idx).
 	journalAppend journalKind = iota
 	// journalCovered: op's stored status has its completions up to idx.
 	journalCovered
@@ -56,13 +65,16 @@ type journalInput struct {
 	kind  journalKind
 	op    string
 	jobID string
-	// node is the node actor to tell once the completion is stored.
+	// node is the node actor to tell once the job is stored.
 	node *actor.PID
 	idx  uint64
+	// failed: the job failed (journalAppend).
+	failed bool
 }
 
-// completionsStored tells a node actor that completed jobs it reported are
-// in the journal: their finish can be acknowledged.
+// completionsStored tells a node actor that finished jobs it reported
+// (completed or failed) are in the journal: their finish can be
+// acknowledged.
 type completionsStored struct{ ids []string }
 
 // journalWriter owns the completions journal (see the comment above).
@@ -102,16 +114,16 @@ type journalWriter struct {
 	// start, trims what no revived operation needs).
 	rounds atomic.Uint64
 	// Counters for JournalStats.
-	batches, completions, failures, trims atomic.Uint64
-	queued, needing                       atomic.Int64
+	batches, completions, failed, failures, trims atomic.Uint64
+	queued, needing                               atomic.Int64
 }
 
 // JournalStats are the completions journal's counters (System.JournalStats).
 type JournalStats struct {
-	// Batches and Completions count the batches written and the
-	// completions in them; WriteFailures the writes that failed (their
-	// completions wait and are written again).
-	Batches, Completions, WriteFailures uint64
+	// Batches, Completions and FailedJobs count the batches written and
+	// the completed and failed jobs in them; WriteFailures the writes
+	// that failed (their jobs wait and are written again).
+	Batches, Completions, FailedJobs, WriteFailures uint64
 	// Trims counts the trims of batches no operation needs any more.
 	Trims uint64
 	// Queued is how many inputs wait to be written; Needing how many
@@ -121,7 +133,7 @@ type JournalStats struct {
 
 // stats returns the writer's counters.
 func (w *journalWriter) stats() JournalStats {
-	return JournalStats{Batches: w.batches.Load(), Completions: w.completions.Load(), WriteFailures: w.failures.Load(),
+	return JournalStats{Batches: w.batches.Load(), Completions: w.completions.Load(), FailedJobs: w.failed.Load(), WriteFailures: w.failures.Load(),
 		Trims: w.trims.Load(), Queued: w.queued.Load(), Needing: w.needing.Load()}
 }
 
@@ -135,9 +147,11 @@ func newJournalWriter(j CompletionJournal, root *actor.RootContext, cfg *Config,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), owed: owed}
 	for _, b := range found {
 		w.next = max(w.next, b.Seq+1)
-		for _, id := range b.JobIDs {
-			if ref, ok := parseJobRef(id); ok && owed[string(ref.key.Operation)] {
-				w.floor.note(string(ref.key.Operation), b.Seq, 0)
+		for _, ids := range [][]string{b.JobIDs, b.FailedJobIDs} {
+			for _, id := range ids {
+				if ref, ok := parseJobRef(id); ok && owed[string(ref.key.Operation)] {
+					w.floor.note(string(ref.key.Operation), b.Seq, 0)
+				}
 			}
 		}
 	}
@@ -165,10 +179,10 @@ func (w *journalWriter) push(in journalInput) {
 	}
 }
 
-// append queues completion number idx of operation op, job jobID, which
-// node reported.
-func (w *journalWriter) append(op, jobID string, node *actor.PID, idx uint64) {
-	w.push(journalInput{kind: journalAppend, op: op, jobID: jobID, node: node, idx: idx})
+// append queues job jobID of operation op, which node reported completed
+// (or, with failed, failed): the operation's journaled job number idx.
+func (w *journalWriter) append(op, jobID string, failed bool, node *actor.PID, idx uint64) {
+	w.push(journalInput{kind: journalAppend, op: op, jobID: jobID, failed: failed, node: node, idx: idx})
 }
 
 // covered tells that a stored status of op has its completions numbered up
@@ -298,30 +312,35 @@ func (w *journalWriter) run() {
 	}
 }
 
-// write stores the completions of in as one batch, then applies in, in
-// order, and tells the nodes. It reports false when the batch could not
-// be stored (nothing of in is applied then).
+// write stores the jobs of in as one batch, then applies in, in order,
+// and tells the nodes. It reports false when the batch could not be
+// stored (nothing of in is applied then).
 func (w *journalWriter) write(in []journalInput) bool {
-	var ids []string
+	var completed, failed []string
 	for _, x := range in {
-		if x.kind == journalAppend {
-			ids = append(ids, x.jobID)
+		switch {
+		case x.kind != journalAppend:
+		case x.failed:
+			failed = append(failed, x.jobID)
+		default:
+			completed = append(completed, x.jobID)
 		}
 	}
 	var seq uint64
-	if len(ids) > 0 {
+	if len(completed)+len(failed) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
-		s, err := w.j.Append(ctx, ids)
+		s, err := w.j.Append(ctx, completed, failed)
 		cancel()
 		if err != nil {
 			w.failures.Add(1)
-			w.logger.Warn("completions journal: write failed; the completions wait, unacknowledged", "completions", len(ids), "err", err)
+			w.logger.Warn("completions journal: write failed; the jobs wait, unacknowledged", "completed", len(completed), "failed", len(failed), "err", err)
 			return false
 		}
 		seq = s
 		w.next = max(w.next, s+1)
 		w.batches.Add(1)
-		w.completions.Add(uint64(len(ids)))
+		w.completions.Add(uint64(len(completed)))
+		w.failed.Add(uint64(len(failed)))
 	}
 	// The nodes to tell, in the order they first appear.
 	var nodes []*actor.PID

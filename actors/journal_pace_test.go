@@ -27,9 +27,9 @@ func TestJournalWriterGathersWhatArrivesWithinTheInterval(t *testing.T) {
 	t.Cleanup(w.close)
 	node := actor.NewPID("nonhost", "n1")
 
-	w.append("op", "a", node, 1)
+	w.append("op", "a", false, node, 1)
 	testutil.WaitFor(t, 5*time.Second, "the first completion to be written", func() bool { return w.stats().Batches == 1 })
-	w.append("op", "b", node, 2)
+	w.append("op", "b", false, node, 2)
 	select {
 	case d := <-waits:
 		if d <= 0 || d > time.Second {
@@ -38,7 +38,7 @@ func TestJournalWriterGathersWhatArrivesWithinTheInterval(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("the writer did not wait before its second write; journal %v", j.jobIDs())
 	}
-	w.append("op", "c", node, 3)
+	w.append("op", "c", false, node, 3)
 	fire <- time.Time{}
 	testutil.WaitFor(t, 5*time.Second, "the second batch", func() bool { return w.stats().Batches == 2 })
 	if diff := cmp.Diff([]string{"a", "b", "c"}, j.jobIDs()); diff != "" {

@@ -9,26 +9,47 @@ import (
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
-// mergeJournal adds the completions found in the journal at start to the
-// revived unfinished operations' stored completed jobs. It returns the
-// statuses to revive (those it added to are copies) and the operations it
-// added to: their completions are only in the journal until they store a
-// status, which they do soon after they start (see journalWriter). A job
-// id that does not parse, or names a job outside its operation's tasks, is
-// skipped with a warning. An operation whose stored completed jobs are not
-// trusted (storedProgress) keeps its status: all its jobs run again.
+// mergeJournal adds the completed and failed jobs found in the journal at
+// start to the revived unfinished operations' statuses: the completions to
+// their stored completed jobs, the failures whose ids the stored status
+// does not name (failed_job_ids) to their failed-job counts and ids. It
+// returns the statuses to revive (those it added to are copies) and the
+// operations it added to: their jobs are only in the journal until they
+// store a status, which they do soon after they start (see
+// journalWriter). A job id that does not parse, or names a job outside its
+// operation's tasks, is skipped with a warning. An operation whose stored
+// completed jobs are not trusted (storedProgress) keeps its status: all
+// its jobs run again (and its failures are not added either).
 func mergeJournal(revived []*pb.OperationStatus, found []JournalBatch, logger *slog.Logger) ([]*pb.OperationStatus, map[string]bool) {
-	byOp := map[string][]jobRef{}
+	type journaled struct {
+		completed []jobRef
+		failed    []string
+	}
+	byOp := map[string]*journaled{}
 	bad := 0
+	add := func(id string, failed bool) {
+		ref, ok := parseJobRef(id)
+		if !ok {
+			bad++
+			return
+		}
+		j := byOp[string(ref.key.Operation)]
+		if j == nil {
+			j = &journaled{}
+			byOp[string(ref.key.Operation)] = j
+		}
+		if failed {
+			j.failed = append(j.failed, id)
+		} else {
+			j.completed = append(j.completed, ref)
+		}
+	}
 	for _, b := range found {
 		for _, id := range b.JobIDs {
-			ref, ok := parseJobRef(id)
-			if !ok {
-				bad++
-				continue
-			}
-			op := string(ref.key.Operation)
-			byOp[op] = append(byOp[op], ref)
+			add(id, false)
+		}
+		for _, id := range b.FailedJobIDs {
+			add(id, true)
 		}
 	}
 	if bad > 0 {
@@ -37,8 +58,8 @@ func mergeJournal(revived []*pb.OperationStatus, found []JournalBatch, logger *s
 	owed := map[string]bool{}
 	out := slices.Clone(revived)
 	for i, st := range out {
-		refs := byOp[st.GetId()]
-		if len(refs) == 0 || terminalState(st.GetState()) {
+		j := byOp[st.GetId()]
+		if j == nil || terminalState(st.GetState()) {
 			continue
 		}
 		progress, err := storedProgress(st.GetSpec(), st)
@@ -46,8 +67,8 @@ func mergeJournal(revived []*pb.OperationStatus, found []JournalBatch, logger *s
 			continue // submit logs it
 		}
 		added, outside := 0, 0
-		for _, ref := range refs {
-			ts := st.GetSpec().GetTasks()
+		ts := st.GetSpec().GetTasks()
+		for _, ref := range j.completed {
 			if t, x := ref.key.Task, ref.key.Index; t >= len(ts) || x >= int(ts[t].GetJobCount()) {
 				outside++
 				continue
@@ -56,20 +77,34 @@ func mergeJournal(revived []*pb.OperationStatus, found []JournalBatch, logger *s
 				added++
 			}
 		}
+		failedIDs := slices.Clone(st.GetFailedJobIds())
+		failed := 0
+		for _, id := range j.failed {
+			// Counted already when the stored status names it (or an
+			// earlier batch did: a failure journaled twice).
+			if slices.Contains(failedIDs, id) {
+				continue
+			}
+			failedIDs = appendBounded(failedIDs, id, maxFailedIDs)
+			failed++
+		}
 		if outside > 0 {
 			logger.Warn("completions journal: jobs outside their operation's tasks skipped", "operation", st.GetId(), "count", outside)
 		}
-		if added == 0 {
+		if added == 0 && failed == 0 {
 			continue
 		}
 		c := proto.Clone(st).(*pb.OperationStatus)
 		c.CompletedJobs = progress.ranges()
-		if j := c.GetJobs(); j != nil {
-			j.Completed = progress.count
+		c.FailedJobIds = failedIDs
+		if c.Jobs == nil {
+			c.Jobs = &pb.JobCounters{}
 		}
+		c.Jobs.Completed = progress.count
+		c.Jobs.Failed += int64(failed)
 		out[i] = c
 		owed[st.GetId()] = true
-		logger.Info("completions journal: completed jobs added to a revived operation", "operation", st.GetId(), "jobs", added)
+		logger.Info("completions journal: jobs added to a revived operation", "operation", st.GetId(), "completed", added, "failed", failed)
 	}
 	return out, owed
 }

@@ -34,7 +34,7 @@ func newMemJournal(found ...[]string) *memJournal {
 	return j
 }
 
-func (j *memJournal) Append(_ context.Context, ids []string) (uint64, error) {
+func (j *memJournal) Append(_ context.Context, completed, failed []string) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.down {
@@ -42,7 +42,7 @@ func (j *memJournal) Append(_ context.Context, ids []string) (uint64, error) {
 	}
 	seq := j.next
 	j.next++
-	j.batches = append(j.batches, JournalBatch{Seq: seq, JobIDs: slices.Clone(ids)})
+	j.batches = append(j.batches, JournalBatch{Seq: seq, JobIDs: slices.Clone(completed), FailedJobIDs: slices.Clone(failed)})
 	return seq, nil
 }
 
@@ -73,30 +73,41 @@ func (j *memJournal) trimmedBelow() uint64 {
 	return j.trimmed
 }
 
-// jobIDs lists the job ids the journal holds, in order.
+// failedIDs lists the failed jobs' ids the journal holds, in order.
+func (j *memJournal) failedIDs() []string {
+	return j.ids(func(b JournalBatch) []string { return b.FailedJobIDs })
+}
+
+// jobIDs lists the completed jobs' ids the journal holds, in order.
 func (j *memJournal) jobIDs() []string {
+	return j.ids(func(b JournalBatch) []string { return b.JobIDs })
+}
+
+// ids lists the ids of of each batch the journal holds, in order.
+func (j *memJournal) ids(of func(JournalBatch) []string) []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []string
 	for _, b := range j.batches {
-		out = append(out, b.JobIDs...)
+		out = append(out, of(b)...)
 	}
 	return out
 }
 
 func acks(r *pb.HeartbeatResponse) []string { return r.GetAcknowledgedFinishedJobs() }
 
-// A completed job's finish is acknowledged only once the journal stored
-// it; a failed one at once. The journal keeps the completion until the
-// operation's status has it.
+// A completed or failed job's finish is acknowledged only once the
+// journal stored it (a failure counts towards max_failed_job_count: one
+// acknowledged and then forgotten would give the operation an attempt too
+// many). The journal keeps them until the operation's status has them.
 func TestCompletionAcknowledgedOnceStored(t *testing.T) {
 	j := newMemJournal()
 	h := startHarness(t, func(d *Deps) { d.Journal = j })
 	op, started := h.submitStarted(2)
 	a, b := started[0], started[1]
 
-	// The store is down: the completion waits, unacknowledged, however
-	// often the node reports it; a failure is acknowledged at once.
+	// The store is down: the completion and the failure wait,
+	// unacknowledged, however often the node reports them.
 	j.setDown(true)
 	if got := acks(h.beat("n1", []string{b}, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED})); len(got) != 0 {
 		t.Fatalf("acknowledged %v with the journal down", got)
@@ -107,17 +118,34 @@ func TestCompletionAcknowledgedOnceStored(t *testing.T) {
 			t.Fatalf("acknowledged %v with the journal down", got)
 		}
 	}
-	if got := acks(h.beat("n1", nil, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED, b: pb.JobState_JOB_STATE_FAILED})); !cmp.Equal(got, []string{b}) {
-		t.Fatalf("acknowledged %v; want the failed job %s only", got, b)
+	both := map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED, b: pb.JobState_JOB_STATE_FAILED}
+	for range 3 {
+		if got := acks(h.beat("n1", nil, both)); len(got) != 0 {
+			t.Fatalf("acknowledged %v with the journal down", got)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "the operation to count the completion and the failure", func() bool {
+		j := h.status(op).GetJobs()
+		return j.GetCompleted() == 1 && j.GetFailed() == 1
+	})
+	if st := h.status(op); st.GetJobs().GetFailed() != 1 || !cmp.Equal(st.GetFailedJobIds(), []string{b}) {
+		t.Errorf("failed %d %v, want 1 [%s] (counted once however often reported)", st.GetJobs().GetFailed(), st.GetFailedJobIds(), b)
 	}
 
-	// The store is back: the next report of the completion is acknowledged.
+	// The store is back: the next reports are acknowledged.
 	j.setDown(false)
-	testutil.WaitFor(t, 10*time.Second, "the completion to be acknowledged once stored", func() bool {
-		return slices.Contains(acks(h.beat("n1", nil, map[string]pb.JobState{a: pb.JobState_JOB_STATE_COMPLETED})), a)
+	acked := map[string]bool{}
+	testutil.WaitFor(t, 10*time.Second, "the completion and the failure to be acknowledged once stored", func() bool {
+		for _, id := range acks(h.beat("n1", nil, both)) {
+			acked[id] = true
+		}
+		return acked[a] && acked[b]
 	})
 	if diff := cmp.Diff([]string{a}, j.jobIDs()); diff != "" {
-		t.Errorf("journal (-want +got):\n%s", diff)
+		t.Errorf("journal's completed jobs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{b}, j.failedIDs()); diff != "" {
+		t.Errorf("journal's failed jobs (-want +got):\n%s", diff)
 	}
 	// The writer looks for batches to trim once it wrote one: it trims
 	// below the one holding the completion, not past it.
@@ -141,8 +169,11 @@ func TestCompletionAcknowledgedOnceStored(t *testing.T) {
 		return h.status(op).GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
 	})
 	testutil.WaitFor(t, 10*time.Second, "the journal to be trimmed", func() bool {
-		return len(j.jobIDs()) == 0
+		return len(j.jobIDs())+len(j.failedIDs()) == 0
 	})
+	if st := h.status(op); st.GetJobs().GetFailed() != 1 || st.GetJobs().GetCompleted() != 2 {
+		t.Errorf("jobs %v, want 2 completed, 1 failed", st.GetJobs())
+	}
 }
 
 // heldStore is an OperationStore whose writes wait until released.
@@ -188,7 +219,7 @@ func TestRevivalAddsJournaledCompletions(t *testing.T) {
 		return len(started) >= 2
 	})
 	slices.Sort(started)
-	if diff := cmp.Diff([]string{"op-1-1.0.1.0", "op-1-1.0.3.0"}, started); diff != "" {
+	if diff := cmp.Diff([]string{"op-1-1.0.1.0.2", "op-1-1.0.3.0.2"}, started); diff != "" {
 		t.Errorf("jobs started (-want +got):\n%s", diff)
 	}
 	testutil.WaitFor(t, 10*time.Second, "the journal to be trimmed once the status has its completions", func() bool {

@@ -19,10 +19,35 @@ import (
 type ledgerOp struct {
 	spec *pb.OperationSpec // immutable
 	pid  *actor.PID
-	// attempts counts restarts of jobs that were retried (sparse).
-	attempts map[placement.JobKey]int
+	// attempts holds the attempt of each job that was retried or adopted
+	// (sparse): the next one to start, or the running one's. A job not in
+	// it is at attempt 0 of this scheduler's epoch.
+	attempts map[placement.JobKey]attemptOf
 	// claims is set when the operation also runs in other trees.
 	claims *claimView
+}
+
+// attemptOf is a job's attempt number and the leader epoch of the
+// scheduler that started it (see jobRef).
+type attemptOf struct {
+	n     int
+	epoch uint64
+}
+
+// attemptOf returns job key's attempt (see ledgerOp.attempts).
+func (l *Ledger) attemptOf(op *ledgerOp, key placement.JobKey) attemptOf {
+	if a, ok := op.attempts[key]; ok {
+		return a
+	}
+	return attemptOf{epoch: l.epoch}
+}
+
+// setAttempt records job key's attempt.
+func (op *ledgerOp) setAttempt(key placement.JobKey, a attemptOf) {
+	if op.attempts == nil {
+		op.attempts = map[placement.JobKey]attemptOf{}
+	}
+	op.attempts[key] = a
 }
 
 // startedJob is one job a scheduling pass started.
@@ -41,6 +66,9 @@ type startedJob struct {
 // mutex for a short, non-blocking critical section.
 type Ledger struct {
 	tree string
+	// epoch is the scheduler's leader epoch, part of the ids of the jobs
+	// it starts (see jobRef).
+	epoch uint64
 	// now is Config.Now; it times how long the fair-share update holds mu.
 	now   func() time.Time
 	mu    sync.Mutex
@@ -64,11 +92,13 @@ type Ledger struct {
 	unsettled map[scheduler.OperationID]bool
 }
 
-// newLedger makes a tree's ledger; revivalUntil is when a restarted
-// scheduler stops holding its revived operations (zero: it holds none).
-func newLedger(tree string, cfg *Config, revivalUntil time.Time) *Ledger {
+// newLedger makes a tree's ledger for the scheduler of leader epoch epoch;
+// revivalUntil is when a restarted scheduler stops holding its revived
+// operations (zero: it holds none).
+func newLedger(tree string, cfg *Config, epoch uint64, revivalUntil time.Time) *Ledger {
 	return &Ledger{
 		tree:         tree,
+		epoch:        epoch,
 		now:          cfg.Now,
 		p:            placement.New(),
 		ops:          map[scheduler.OperationID]*ledgerOp{},
@@ -226,10 +256,7 @@ func (l *Ledger) releaseLocked(done []finishing) {
 			continue
 		}
 		if op := l.ops[d.ref.key.Operation]; op != nil {
-			if op.attempts == nil {
-				op.attempts = map[placement.JobKey]int{}
-			}
-			op.attempts[d.ref.key] = d.ref.attempt + 1
+			op.setAttempt(d.ref.key, attemptOf{n: d.ref.attempt + 1, epoch: l.epoch})
 		}
 	}
 }
@@ -242,7 +269,9 @@ func (l *Ledger) startedJobs(as []placement.Assignment) []startedJob {
 	out := make([]startedJob, 0, len(as))
 	for _, a := range as {
 		op := l.ops[a.Job.Operation]
-		ref := jobRef{key: a.Job, attempt: op.attempts[a.Job]}
+		// A new attempt: this scheduler's (an adopted job's attempt, of
+		// an earlier scheduler, is recorded only while it runs).
+		ref := jobRef{key: a.Job, attempt: l.attemptOf(op, a.Job).n, epoch: l.epoch}
 		task := op.spec.GetTasks()[a.Job.Task]
 		js := &pb.JobSpec{
 			JobId:              ref.String(),
@@ -353,9 +382,10 @@ func (l *Ledger) runningJobRefs(id scheduler.OperationID) []runningRef {
 	op := l.ops[id]
 	var out []runningRef
 	for _, j := range l.p.RunningJobs(id) {
-		r := jobRef{key: j.Key}
+		r := jobRef{key: j.Key, epoch: l.epoch}
 		if op != nil {
-			r.attempt = op.attempts[j.Key]
+			a := l.attemptOf(op, j.Key)
+			r.attempt, r.epoch = a.n, a.epoch
 		}
 		out = append(out, runningRef{ref: r, node: j.Node})
 	}

@@ -21,7 +21,7 @@ import (
 // placement's operations.
 func TestLedgerUpdatesBesideSchedulingPasses(t *testing.T) {
 	cfg := DefaultConfig()
-	l := newLedger("t", &cfg, time.Time{})
+	l := newLedger("t", &cfg, 0, time.Time{})
 	if err := l.setTree(scheduler.DefaultTreeConfig(), []scheduler.PoolConfig{{Name: "a"}, {Name: "b"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -39,8 +39,8 @@ type nodeJob struct {
 	cause pb.JobEndCause
 }
 
-// awaitingJob is a completed job whose finish the node actor acknowledges
-// once the completions journal stored it (see journal.go).
+// awaitingJob is a completed or failed job whose finish the node actor
+// acknowledges once the completions journal stored it (see journal.go).
 type awaitingJob struct {
 	ledger *Ledger
 	op     scheduler.OperationID
@@ -72,8 +72,8 @@ type nodeActor struct {
 	online      bool
 	lastHeard   time.Time
 	jobs        map[string]*nodeJob
-	// awaiting are the completed jobs the node reported whose finish is
-	// acknowledged once stored in the completions journal (held by value:
+	// awaiting are the completed and failed jobs the node reported whose
+	// finish is acknowledged once stored in the completions journal (held by value:
 	// no allocation per completion on the heartbeat path).
 	awaiting map[string]awaitingJob
 	// period is the heartbeat period every response carries (immutable,
@@ -269,7 +269,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 			reason = "interrupted: " + j.interrupt.GetReason()
 		}
 		l := leftJob{id: f.GetJobId(), job: j, state: f.GetState(), exit: f.GetExitCode(), reason: reason, interrupted: interrupted}
-		if l.await = n.journaling() && l.state == pb.JobState_JOB_STATE_COMPLETED && !interrupted; l.await {
+		if l.await = n.journaling() && journaled(l.state, interrupted); l.await {
 			n.await(f.GetJobId(), j.ledger, j.ref.key.Operation, now)
 		} else {
 			resp.AcknowledgedFinishedJobs = append(resp.AcknowledgedFinishedJobs, f.GetJobId())
@@ -473,9 +473,17 @@ type leftJob struct {
 	// interrupted: the job finished after an interruption; its work runs
 	// again as a new attempt even when it completed.
 	interrupted bool
-	// await: the job completed and is acknowledged once its completion is
+	// await: the job completed or failed and is acknowledged once that is
 	// stored (n.awaiting).
 	await bool
+}
+
+// journaled reports whether a job that finished in state, interrupted or
+// not, is stored in the completions journal before its finish is
+// acknowledged: a completion (an interrupted job's work runs again) and a
+// failure (it counts towards max_failed_job_count).
+func journaled(state pb.JobState, interrupted bool) bool {
+	return state == pb.JobState_JOB_STATE_COMPLETED && !interrupted || state == pb.JobState_JOB_STATE_FAILED
 }
 
 // finishing is the ledger release of a job that left: all but completed

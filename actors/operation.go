@@ -58,6 +58,11 @@ type operationActor struct {
 	aborted, lost, interrupted int64
 	maxFailed                  int64
 	err                        *pb.Error
+	// failedIDs are the ids of the most recent failures counted in failed
+	// (at most maxFailedIDs, oldest first), stored with the status: a
+	// failure a restarted scheduler finds in the journal, or that a node
+	// reports again, counts only when it is not among them.
+	failedIDs []string
 
 	acked bool
 	// submitReply answers the submitter once the operation is stored; nil
@@ -121,6 +126,7 @@ func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec 
 		if revived != nil {
 			j := revived.GetJobs()
 			a.failed, a.aborted, a.interrupted = j.GetFailed(), j.GetAborted(), j.GetInterrupted()
+			a.failedIDs = slices.Clone(revived.GetFailedJobIds())
 			if revived.GetStartTime() != nil {
 				a.started = revived.GetStartTime().AsTime()
 			}
@@ -159,7 +165,7 @@ func (o *operationActor) Receive(ctx actor.Context) {
 			ctx.Send(m.notify, &completionsStored{ids: []string{m.jobID}})
 			return
 		}
-		o.journalCompletion(ctx, &jobFinished{ref: m.ref, notify: m.notify, jobID: m.jobID})
+		o.journalFinish(ctx, &jobFinished{ref: m.ref, state: pb.JobState_JOB_STATE_COMPLETED, notify: m.notify, jobID: m.jobID})
 	case *GetOperation:
 		m.Reply(o.status(), nil)
 	case *AbortOperation:
@@ -227,10 +233,21 @@ func (o *operationActor) onAdmitted(ctx actor.Context, m *admitted) {
 }
 
 // completeIfDone completes a running operation revived with every job
-// completed before the restart: no job is left to end it.
+// completed before the restart, and fails one revived with more failed
+// jobs than max_failed_job_count (the scheduler before the restart
+// stopped before it ended it; the last failure may have been found in the
+// completions journal): no job is left to end it.
 func (o *operationActor) completeIfDone(ctx actor.Context) {
-	if o.total > 0 && o.completed >= o.total && o.state == pb.OperationState_OPERATION_STATE_RUNNING {
+	if o.state != pb.OperationState_OPERATION_STATE_RUNNING {
+		return
+	}
+	switch {
+	case o.total > 0 && o.completed >= o.total:
 		o.finish(ctx, pb.OperationState_OPERATION_STATE_COMPLETED, nil, "every job completed")
+	case o.failed > o.maxFailed:
+		e := pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
+			"%d jobs failed, more than max_failed_job_count %d (counted before the scheduler restarted)", o.failed, o.maxFailed)
+		o.finish(ctx, pb.OperationState_OPERATION_STATE_FAILED, e, e.GetMessage())
 	}
 }
 
@@ -257,7 +274,7 @@ func (o *operationActor) treeRunning(ctx actor.Context, tree string, lightweight
 }
 
 func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
-	o.journalCompletion(ctx, m)
+	o.journalFinish(ctx, m)
 	o.running--
 	counted := true
 	switch {
@@ -272,10 +289,16 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 		}
 		o.completed++
 	case m.state == pb.JobState_JOB_STATE_FAILED:
-		if m.lost {
+		switch id := m.ref.String(); {
+		case m.lost:
 			o.lost++
-		} else {
+		case o.countsFailure(id):
+			// Counted already: a failure counted before a restart that
+			// its node reports again (unacknowledged).
+			counted = false
+		default:
 			o.failed++
+			o.failedIDs = appendBounded(o.failedIDs, id, maxFailedIDs)
 		}
 	default:
 		o.aborted++
@@ -294,7 +317,7 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 	switch {
 	case o.completed >= o.total:
 		o.finish(ctx, pb.OperationState_OPERATION_STATE_COMPLETED, nil, "every job completed")
-	case m.state == pb.JobState_JOB_STATE_FAILED && !m.lost && o.failed > o.maxFailed:
+	case m.state == pb.JobState_JOB_STATE_FAILED && !m.lost && counted && o.failed > o.maxFailed:
 		e := pbErr(pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
 			"%d jobs failed, more than max_failed_job_count %d; last: job %s on node %s: %s", o.failed, o.maxFailed, m.ref, m.node, m.reason)
 		o.finish(ctx, pb.OperationState_OPERATION_STATE_FAILED, e, e.GetMessage())
@@ -421,11 +444,11 @@ func (o *operationActor) cancelProgress() {
 	}
 }
 
-// journalCompletion sends a completed job whose node waits for it to be
-// stored to the journal; the journal tells the node once it is. An
+// journalFinish sends a completed or failed job whose node waits for it
+// to be stored to the journal; the journal tells the node once it is. An
 // operation whose final status is stored needs no journal: the node is
 // told at once.
-func (o *operationActor) journalCompletion(ctx actor.Context, m *jobFinished) {
+func (o *operationActor) journalFinish(ctx actor.Context, m *jobFinished) {
 	if m.notify == nil {
 		return
 	}
@@ -435,7 +458,7 @@ func (o *operationActor) journalCompletion(ctx actor.Context, m *jobFinished) {
 	}
 	o.journaled++
 	o.uncovered = true
-	o.journal.append(o.id, m.jobID, m.notify, o.journaled)
+	o.journal.append(o.id, m.jobID, m.state == pb.JobState_JOB_STATE_FAILED, m.notify, o.journaled)
 }
 
 // persist writes the status in a goroutine; one write at a time, the latest
@@ -561,6 +584,23 @@ func (o *operationActor) failAcks(err error) {
 	}
 }
 
+// maxFailedIDs bounds the failed jobs' ids an operation stores with its
+// status (OperationStatus.failed_job_ids): the most recent ones. Only a
+// failure stored in the journal but not yet in a status, or reported and
+// not yet acknowledged, is ever looked up, and those are recent.
+const maxFailedIDs = 1024
+
+// countsFailure reports whether failed job id is counted already.
+func (o *operationActor) countsFailure(id string) bool { return slices.Contains(o.failedIDs, id) }
+
+// appendBounded appends id to ids, dropping the oldest beyond n.
+func appendBounded(ids []string, id string, n int) []string {
+	if len(ids) >= n {
+		ids = slices.Delete(ids, 0, len(ids)-n+1)
+	}
+	return append(ids, id)
+}
+
 // status builds the operation's status; the result is never modified after.
 func (o *operationActor) status() *pb.OperationStatus {
 	st := &pb.OperationStatus{
@@ -576,6 +616,7 @@ func (o *operationActor) status() *pb.OperationStatus {
 		st.Jobs.Pending = 0
 	}
 	st.CompletedJobs = o.progress.ranges()
+	st.FailedJobIds = slices.Clone(o.failedIDs)
 	if !o.started.IsZero() {
 		st.StartTime = timestamppb.New(o.started)
 	}

@@ -23,7 +23,7 @@ func TestOperationAbortedBeforeItsAdmissionStaysAborted(t *testing.T) {
 	root := as.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: memStore{}, Epoch: 1}
 	revived := revivedOp("op-1", 2)
-	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, time.Time{})}}
+	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, time.Time{})}}
 	o := newOperationActor(&cfg, deps, root, "op-1", revived.GetSpec(), trees, cfg.Now(), revived, jobProgress{}, opShared{})
 	pid := as.Root.Spawn(actor.PropsFromProducer(o))
 

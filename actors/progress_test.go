@@ -102,7 +102,8 @@ func TestRevivalSkipsStoredCompletedJobs(t *testing.T) {
 		started = append(started, startIDs(h.beat("n1", started, nil))...)
 		h.clock.advance(10 * time.Millisecond)
 	}
-	want := []string{"op-1-1.0.2.0", "op-1-1.0.3.0", "op-1-1.0.5.0", "op-1-3.0.0.0", "op-1-3.0.1.0"}
+	// (The ids end with the restarted scheduler's epoch, 2.)
+	want := []string{"op-1-1.0.2.0.2", "op-1-1.0.3.0.2", "op-1-1.0.5.0.2", "op-1-3.0.0.0.2", "op-1-3.0.1.0.2"}
 	if diff := cmp.Diff(want, started); diff != "" {
 		t.Errorf("jobs started (-want +got):\n%s", diff)
 	}

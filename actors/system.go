@@ -171,7 +171,7 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 
 // spawnTree starts a tree's actor and placer around a new ledger.
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
-	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg, s.revivalUntil)}
+	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg, s.deps.Epoch, s.revivalUntil)}
 	ref.setSpec(spec)
 	s.writersMu.Lock()
 	// (Writers of removed trees that finished are dropped; one that has

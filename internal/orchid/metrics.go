@@ -20,6 +20,7 @@ type Collector struct {
 	results, stateWrites                    *prometheus.Desc
 	updateOperations                        *prometheus.Desc
 	journalBatches, journalCompletions      *prometheus.Desc
+	journalFailedJobs                       *prometheus.Desc
 	journalFailures, journalTrims           *prometheus.Desc
 	journalQueued, journalNeeding           *prometheus.Desc
 }
@@ -63,14 +64,16 @@ func NewCollector(o *Orchid) *Collector {
 			"Batches written to the completions journal (each one fsynced write).", nil, nil),
 		journalCompletions: prometheus.NewDesc("sharetree_journal_completions_total",
 			"Completed jobs written to the completions journal before their finish was acknowledged.", nil, nil),
+		journalFailedJobs: prometheus.NewDesc("sharetree_journal_failed_jobs_total",
+			"Failed jobs written to the completions journal before their finish was acknowledged (each counts towards its operation's max_failed_job_count).", nil, nil),
 		journalFailures: prometheus.NewDesc("sharetree_journal_write_failures_total",
-			"Completions journal writes that failed (their completions wait, unacknowledged, and are written again).", nil, nil),
+			"Completions journal writes that failed (their jobs wait, unacknowledged, and are written again).", nil, nil),
 		journalTrims: prometheus.NewDesc("sharetree_journal_trims_total",
 			"Trims of completions journal batches that no operation needs any more.", nil, nil),
 		journalQueued: prometheus.NewDesc("sharetree_journal_queued",
-			"Completions (and operations' write reports) waiting to be written to the journal.", nil, nil),
+			"Completed and failed jobs (and operations' write reports) waiting to be written to the journal.", nil, nil),
 		journalNeeding: prometheus.NewDesc("sharetree_journal_operations_needing",
-			"Operations with completions that only the journal holds (not yet in a stored status).", nil, nil),
+			"Operations with completed or failed jobs that only the journal holds (not yet in a stored status).", nil, nil),
 	}
 }
 
@@ -78,7 +81,7 @@ func NewCollector(o *Orchid) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
 		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.updateOperations, c.stateWrites,
-		c.journalBatches, c.journalCompletions, c.journalFailures, c.journalTrims, c.journalQueued, c.journalNeeding} {
+		c.journalBatches, c.journalCompletions, c.journalFailedJobs, c.journalFailures, c.journalTrims, c.journalQueued, c.journalNeeding} {
 		ch <- d
 	}
 }
@@ -96,6 +99,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			counter(c.journalBatches, st.Batches)
 			counter(c.journalCompletions, st.Completions)
+			counter(c.journalFailedJobs, st.FailedJobs)
 			counter(c.journalFailures, st.WriteFailures)
 			counter(c.journalTrims, st.Trims)
 			gauge(c.journalQueued, float64(st.Queued))

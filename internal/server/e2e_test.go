@@ -243,11 +243,13 @@ func TestUsageConvergesToFairShareAndJobsRunOnce(t *testing.T) {
 	}
 }
 
+// splitJob returns a job id's operation, task and index
+// ("<operation>.<task>.<index>.<attempt>.<epoch>").
 func splitJob(t *testing.T, id string) (string, string, string) {
 	t.Helper()
 	parts := strings.Split(id, ".")
-	if len(parts) != 4 {
-		t.Fatalf("job id %q", id)
+	if len(parts) != 5 {
+		t.Fatalf("job id %q is not <operation>.<task>.<index>.<attempt>.<epoch>", id)
 	}
 	return parts[0], parts[1], parts[2]
 }

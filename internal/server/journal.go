@@ -21,11 +21,11 @@ import (
 // being lost.
 const journalMaxBytes = 1 << 30
 
-// jsJournal keeps the completions journal (actors.CompletionJournal) in
-// the SHARETREE_COMPLETIONS stream. Unlike the events stream it is written
-// in the default persist mode: with Config.SyncAlways each batch is fsynced
-// before it is acknowledged, since a completion is acknowledged to its node
-// only after.
+// jsJournal keeps the completions journal (actors.CompletionJournal), of
+// completed and failed jobs, in the SHARETREE_COMPLETIONS stream. Unlike
+// the events stream it is written in the default persist mode: with
+// Config.SyncAlways each batch is fsynced before it is acknowledged, since
+// a job's finish is acknowledged to its node only after.
 type jsJournal struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
@@ -48,8 +48,8 @@ func openJournal(ctx context.Context, js jetstream.JetStream, logger *slog.Logge
 }
 
 // Append implements actors.CompletionJournal.
-func (j *jsJournal) Append(ctx context.Context, jobIDs []string) (uint64, error) {
-	data, err := proto.Marshal(&pb.CompletionBatch{JobIds: jobIDs})
+func (j *jsJournal) Append(ctx context.Context, completed, failed []string) (uint64, error) {
+	data, err := proto.Marshal(&pb.CompletionBatch{JobIds: completed, FailedJobIds: failed})
 	if err != nil {
 		return 0, err
 	}
@@ -87,10 +87,10 @@ func (j *jsJournal) Load(ctx context.Context) ([]actors.JournalBatch, error) {
 		}
 		var b pb.CompletionBatch
 		if err := proto.Unmarshal(m.Data, &b); err != nil {
-			j.logger.Warn("completions journal: a batch does not decode; its jobs run again", "stream", subjects.CompletionsStream, "seq", seq, "err", err)
+			j.logger.Warn("completions journal: a batch does not decode; its completed jobs run again, its failed ones are not counted", "stream", subjects.CompletionsStream, "seq", seq, "err", err)
 			continue
 		}
-		out = append(out, actors.JournalBatch{Seq: seq, JobIDs: b.GetJobIds()})
+		out = append(out, actors.JournalBatch{Seq: seq, JobIDs: b.GetJobIds(), FailedJobIDs: b.GetFailedJobIds()})
 	}
 	return out, nil
 }

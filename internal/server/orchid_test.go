@@ -337,6 +337,7 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_tree_fair_share_update_operations_total{outcome="kept",tree="physical"}`,
 		`sharetree_journal_batches_total `,
 		`sharetree_journal_completions_total `,
+		`sharetree_journal_failed_jobs_total `,
 		`sharetree_journal_write_failures_total 0`,
 		`sharetree_journal_trims_total `,
 		`sharetree_journal_queued `,

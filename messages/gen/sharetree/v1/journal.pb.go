@@ -22,16 +22,21 @@ const (
 )
 
 // CompletionBatch is one message of the completions journal (the
-// SHARETREE_COMPLETIONS stream): jobs whose completion a node reported.
-// The scheduler writes a completed job here, fsynced, before it
+// SHARETREE_COMPLETIONS stream): jobs whose completion or failure a node
+// reported. The scheduler writes a finished job here, fsynced, before it
 // acknowledges the job's finish to its node, and drops a batch once every
-// operation it names has stored its completed jobs in its status (or is
-// over). A restarted scheduler adds the batches it finds to the revived
-// operations' completed jobs.
+// operation it names has stored its completed and failed jobs in its
+// status (or is over). A restarted scheduler adds the batches it finds to
+// the revived operations' completed jobs and failed-job counts.
 type CompletionBatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// job_ids are the completed jobs' ids (<operation>.<task>.<index>.<attempt>).
-	JobIds        []string `protobuf:"bytes,1,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	// job_ids are the completed jobs' ids
+	// (<operation>.<task>.<index>.<attempt>.<epoch>; ids written before
+	// leader epochs were part of them have no .<epoch>).
+	JobIds []string `protobuf:"bytes,1,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	// failed_job_ids are the ids of jobs a node reported failed; each
+	// counts once towards its operation's max_failed_job_count.
+	FailedJobIds  []string `protobuf:"bytes,2,rep,name=failed_job_ids,json=failedJobIds,proto3" json:"failed_job_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -73,13 +78,21 @@ func (x *CompletionBatch) GetJobIds() []string {
 	return nil
 }
 
+func (x *CompletionBatch) GetFailedJobIds() []string {
+	if x != nil {
+		return x.FailedJobIds
+	}
+	return nil
+}
+
 var File_sharetree_v1_journal_proto protoreflect.FileDescriptor
 
 const file_sharetree_v1_journal_proto_rawDesc = "" +
 	"\n" +
-	"\x1asharetree/v1/journal.proto\x12\fsharetree.v1\"*\n" +
+	"\x1asharetree/v1/journal.proto\x12\fsharetree.v1\"P\n" +
 	"\x0fCompletionBatch\x12\x17\n" +
-	"\ajob_ids\x18\x01 \x03(\tR\x06jobIdsBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"\ajob_ids\x18\x01 \x03(\tR\x06jobIds\x12$\n" +
+	"\x0efailed_job_ids\x18\x02 \x03(\tR\ffailedJobIdsBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_journal_proto_rawDescOnce sync.Once

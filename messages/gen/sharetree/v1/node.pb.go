@@ -86,13 +86,18 @@ func (JobState) EnumDescriptor() ([]byte, []int) {
 // JobSpec is everything an agent needs to run one job.
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// job_id is unique in the cluster: "<operation>.<task>.<index>.<attempt>".
+	// job_id is unique in the cluster and across scheduler restarts:
+	// "<operation>.<task>.<index>.<attempt>.<epoch>", epoch being the leader
+	// epoch of the scheduler that started it (a scheduler without one leaves
+	// ".<epoch>" out). Agents treat it as opaque.
 	JobId       string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	OperationId string `protobuf:"bytes,2,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
 	TaskName    string `protobuf:"bytes,3,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
 	// job_index within the task.
 	JobIndex int32 `protobuf:"varint,4,opt,name=job_index,json=jobIndex,proto3" json:"job_index,omitempty"`
-	// attempt counts restarts of this job, from 0.
+	// attempt counts restarts of this job, from 0; a scheduler that
+	// restarted counts its own from 0 again (the epoch in job_id tells them
+	// apart).
 	Attempt   int32      `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	Resources *Resources `protobuf:"bytes,6,opt,name=resources,proto3" json:"resources,omitempty"`
 	// Types that are valid to be assigned to Run:

@@ -915,6 +915,12 @@ type OperationStatus struct {
 	// indices per task, sorted by task then first index. They are stored
 	// with the status, so that a restarted scheduler runs none of them again.
 	CompletedJobs []*JobRange `protobuf:"bytes,12,rep,name=completed_jobs,json=completedJobs,proto3" json:"completed_jobs,omitempty"`
+	// failed_job_ids are the ids of the most recent failed jobs counted in
+	// jobs.failed (at most 1024, oldest first): the failures a node reported,
+	// not jobs lost with their node. A restarted scheduler counts a failure
+	// it finds in the completions journal, or that a node reports again,
+	// only when its id is not here.
+	FailedJobIds  []string `protobuf:"bytes,13,rep,name=failed_job_ids,json=failedJobIds,proto3" json:"failed_job_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1029,6 +1035,13 @@ func (x *OperationStatus) GetDemand() *Resources {
 func (x *OperationStatus) GetCompletedJobs() []*JobRange {
 	if x != nil {
 		return x.CompletedJobs
+	}
+	return nil
+}
+
+func (x *OperationStatus) GetFailedJobIds() []string {
+	if x != nil {
+		return x.FailedJobIds
 	}
 	return nil
 }
@@ -1646,7 +1659,7 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\fdemand_share\x18\x06 \x01(\x01R\vdemandShare\x12+\n" +
 	"\x11starvation_status\x18\a \x01(\tR\x10starvationStatus\x12B\n" +
 	"\x0epending_reason\x18\b \x01(\v2\x1b.sharetree.v1.PendingReasonR\rpendingReason\x12 \n" +
-	"\vlightweight\x18\t \x01(\bR\vlightweight\"\xe5\x04\n" +
+	"\vlightweight\x18\t \x01(\bR\vlightweight\"\x8b\x05\n" +
 	"\x0fOperationStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04spec\x18\x02 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\x122\n" +
@@ -1663,7 +1676,8 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x17.sharetree.v1.ResourcesR\x05usage\x12/\n" +
 	"\x06demand\x18\v \x01(\v2\x17.sharetree.v1.ResourcesR\x06demand\x12=\n" +
-	"\x0ecompleted_jobs\x18\f \x03(\v2\x16.sharetree.v1.JobRangeR\rcompletedJobs\"J\n" +
+	"\x0ecompleted_jobs\x18\f \x03(\v2\x16.sharetree.v1.JobRangeR\rcompletedJobs\x12$\n" +
+	"\x0efailed_job_ids\x18\r \x03(\tR\ffailedJobIds\"J\n" +
 	"\bJobRange\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\x05R\x04task\x12\x14\n" +
 	"\x05first\x18\x02 \x01(\x05R\x05first\x12\x14\n" +
