@@ -76,7 +76,7 @@ func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) 
 	}
 	// The running job's id carries its attempt and epoch
 	// (runningJobRefs; a retry is this scheduler's next attempt).
-	if a := (attemptOf{n: ref.attempt, epoch: ref.epoch}); a != l.attemptOf(op, ref.key) {
+	if a := (attemptOf{n: ref.attempt, epoch: ref.epoch}); a != l.currentAttempt(op, ref.key) {
 		op.setAttempt(ref.key, a)
 	}
 	return a, adoptDone

@@ -34,8 +34,8 @@ type attemptOf struct {
 	epoch uint64
 }
 
-// attemptOf returns job key's attempt (see ledgerOp.attempts).
-func (l *Ledger) attemptOf(op *ledgerOp, key placement.JobKey) attemptOf {
+// currentAttempt returns job key's attempt (see ledgerOp.attempts).
+func (l *Ledger) currentAttempt(op *ledgerOp, key placement.JobKey) attemptOf {
 	if a, ok := op.attempts[key]; ok {
 		return a
 	}
@@ -271,7 +271,7 @@ func (l *Ledger) startedJobs(as []placement.Assignment) []startedJob {
 		op := l.ops[a.Job.Operation]
 		// A new attempt: this scheduler's (an adopted job's attempt, of
 		// an earlier scheduler, is recorded only while it runs).
-		ref := jobRef{key: a.Job, attempt: l.attemptOf(op, a.Job).n, epoch: l.epoch}
+		ref := jobRef{key: a.Job, attempt: l.currentAttempt(op, a.Job).n, epoch: l.epoch}
 		task := op.spec.GetTasks()[a.Job.Task]
 		js := &pb.JobSpec{
 			JobId:              ref.String(),
@@ -384,7 +384,7 @@ func (l *Ledger) runningJobRefs(id scheduler.OperationID) []runningRef {
 	for _, j := range l.p.RunningJobs(id) {
 		r := jobRef{key: j.Key, epoch: l.epoch}
 		if op != nil {
-			a := l.attemptOf(op, j.Key)
+			a := l.currentAttempt(op, j.Key)
 			r.attempt, r.epoch = a.n, a.epoch
 		}
 		out = append(out, runningRef{ref: r, node: j.Node})

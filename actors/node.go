@@ -73,8 +73,8 @@ type nodeActor struct {
 	lastHeard   time.Time
 	jobs        map[string]*nodeJob
 	// awaiting are the completed and failed jobs the node reported whose
-	// finish is acknowledged once stored in the completions journal (held by value:
-	// no allocation per completion on the heartbeat path).
+	// finish is acknowledged once stored in the completions journal (held
+	// by value: no allocation per completion on the heartbeat path).
 	awaiting map[string]awaitingJob
 	// period is the heartbeat period every response carries (immutable,
 	// shared by the responses).
