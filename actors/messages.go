@@ -29,10 +29,15 @@ type GetOperation struct {
 	Reply func(*pb.OperationStatus, *pb.Error)
 }
 
-// ListOperations asks for the statuses of many operations.
+// ListOperations asks for the statuses of many operations, one page of
+// them (see list.go).
 type ListOperations struct {
 	Request *pb.ListOperationsRequest
-	Reply   func(*pb.ListOperationsResponse, *pb.Error)
+	// MaxBytes bounds the encoded reply (0: no bound): the page ends
+	// before the operation that would take it past MaxBytes (a page holds
+	// at least one operation).
+	MaxBytes int
+	Reply    func(*pb.ListOperationsResponse, *pb.Error)
 }
 
 // AbortOperation aborts an operation.

@@ -90,7 +90,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *GetOperation:
 		r.get(ctx, m)
 	case *ListOperations:
-		m.Reply(r.list(m.Request), nil)
+		m.Reply(r.list(m.Request, m.MaxBytes))
 	case *AbortOperation:
 		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
 	case *UpdateOperation:
@@ -145,30 +145,6 @@ func (r *rootActor) get(ctx actor.Context, m *GetOperation) {
 	default:
 		ctx.Send(op.pid, m)
 	}
-}
-
-func (r *rootActor) list(req *pb.ListOperationsRequest) *pb.ListOperationsResponse {
-	out := &pb.ListOperationsResponse{}
-	for _, op := range r.ops {
-		st := op.status
-		if st == nil || (len(req.GetStates()) > 0 && !slices.Contains(req.GetStates(), st.GetState())) {
-			continue
-		}
-		if req.GetPool() != "" && !slices.ContainsFunc(st.GetTrees(), func(t *pb.TreeRuntime) bool { return t.GetPool() == req.GetPool() }) {
-			continue
-		}
-		out.Operations = append(out.Operations, st)
-	}
-	slices.SortFunc(out.Operations, func(a, b *pb.OperationStatus) int {
-		if c := a.GetSubmitTime().AsTime().Compare(b.GetSubmitTime().AsTime()); c != 0 {
-			return c
-		}
-		return strings.Compare(a.GetId(), b.GetId())
-	})
-	if l := int(req.GetLimit()); l > 0 && len(out.Operations) > l {
-		out.Operations = out.Operations[:l]
-	}
-	return out
 }
 
 // submit validates and admits an operation. reply is nil for a revived

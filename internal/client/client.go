@@ -110,13 +110,39 @@ func (c *Client) Get(ctx context.Context, id string) (*pb.OperationStatus, error
 	return resp, nil
 }
 
-// List returns operations.
+// List returns the operations req asks for (all that match, or the first
+// req.Limit), following the pages of a listing too large for one reply.
+// (req.PageToken starts it after an operation, as in ListPage.)
 func (c *Client) List(ctx context.Context, req *pb.ListOperationsRequest) ([]*pb.OperationStatus, error) {
+	page := proto.Clone(req).(*pb.ListOperationsRequest)
+	var out []*pb.OperationStatus
+	for {
+		if req.GetLimit() > 0 {
+			page.Limit = req.GetLimit() - int32(len(out))
+		}
+		resp, err := c.ListPage(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetOperations()...)
+		if resp.GetNextPageToken() == "" || req.GetLimit() > 0 && len(out) >= int(req.GetLimit()) {
+			return out, nil
+		}
+		if len(resp.GetOperations()) == 0 {
+			return nil, fmt.Errorf("%w: a page of the listing holds no operation but names a next page", ErrTransport)
+		}
+		page.PageToken = resp.GetNextPageToken()
+	}
+}
+
+// ListPage returns one page of a listing: the operations that fit in one
+// reply, and the token of the next page (empty on the last).
+func (c *Client) ListPage(ctx context.Context, req *pb.ListOperationsRequest) (*pb.ListOperationsResponse, error) {
 	resp := &pb.ListOperationsResponse{}
 	if err := c.Call(ctx, subjects.OpList(), req, resp); err != nil {
 		return nil, err
 	}
-	return resp.GetOperations(), nil
+	return resp, nil
 }
 
 // Abort aborts an operation.

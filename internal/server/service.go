@@ -49,7 +49,8 @@ func (s *service) decode(req micro.Request, m proto.Message) bool {
 // their outcome in the request, which micro reads when the handler returns
 // (a data race when they run later on another goroutine). Micro's stats
 // therefore count these requests without their errors; s.rejected counts
-// them.
+// them. A reply too large for a NATS message is answered with
+// LIMIT_EXCEEDED instead (see wire.PublishReply).
 func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
 	subject := req.Reply()
 	return func(m T, e *pb.Error) {
@@ -125,7 +126,7 @@ func (s *service) list(req micro.Request) {
 			return
 		}
 	}
-	s.sys.List(&actors.ListOperations{Request: in, Reply: reply[*pb.ListOperationsResponse](s, req)})
+	s.sys.List(&actors.ListOperations{Request: in, MaxBytes: wire.MaxReplyBytes(s.nc), Reply: reply[*pb.ListOperationsResponse](s, req)})
 }
 
 // opID checks the subject and that the payload (when it names one) agrees.

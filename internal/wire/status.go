@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -48,15 +49,30 @@ func RespondError(req micro.Request, e *pb.Error) error {
 	return req.Error(strconv.Itoa(StatusCode(e.GetCode())), e.GetMessage(), data)
 }
 
+// ReplyHeadroom is what a reply leaves of the server's max payload for
+// its subject and headers: a reply's body may be at most
+// MaxReplyBytes(nc).
+const ReplyHeadroom = 4 << 10
+
+// MaxReplyBytes is the largest reply body PublishReply sends on nc.
+func MaxReplyBytes(nc *nats.Conn) int { return int(nc.MaxPayload()) - ReplyHeadroom }
+
 // PublishReply publishes the answer to a micro request on its reply subject
 // directly, for a reply sent after the handler has returned (micro.Request's
 // Respond and Error may not be called then): msg as given, or, when e is
 // set, the Error as the body with the micro error headers (ErrorHeader) in
-// place of msg's data and header. Nothing is published when msg.Subject is
-// empty (the requester asked for no reply).
+// place of msg's data and header. A body larger than MaxReplyBytes, which
+// NATS would refuse (the requester would only time out), is replaced by a
+// LIMIT_EXCEEDED Error that says so. Nothing is published when msg.Subject
+// is empty (the requester asked for no reply).
 func PublishReply(nc *nats.Conn, msg *nats.Msg, e *pb.Error) error {
 	if msg.Subject == "" {
 		return nil
+	}
+	if limit := MaxReplyBytes(nc); e == nil && len(msg.Data) > limit {
+		e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED, Message: fmt.Sprintf(
+			"the reply is %d bytes, more than the %d a message may carry on this NATS server (its max_payload less %d for headers): ask for less",
+			len(msg.Data), limit, ReplyHeadroom)}
 	}
 	if e != nil {
 		data, err := proto.Marshal(e)

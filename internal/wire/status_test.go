@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +75,41 @@ func TestPublishReply(t *testing.T) {
 	}
 	if d := cmp.Diff(e, got, protocmp.Transform()); d != "" {
 		t.Errorf("refusal body (-want +got):\n%s", d)
+	}
+}
+
+// A reply too large for a NATS message is replaced by a LIMIT_EXCEEDED
+// Error that says so (NATS would refuse the message, and the requester
+// would only time out); one that just fits goes as it is.
+func TestPublishReplyTooLarge(t *testing.T) {
+	nc := testutil.Connect(t, testutil.StartNATS(t))
+	sub, err := nc.SubscribeSync("reply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := MaxReplyBytes(nc)
+	if limit <= 0 || int64(limit) >= nc.MaxPayload() {
+		t.Fatalf("MaxReplyBytes %d with max payload %d", limit, nc.MaxPayload())
+	}
+	if err := PublishReply(nc, &nats.Msg{Subject: "reply", Data: make([]byte, limit)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.NextMsg(5 * time.Second); err != nil || len(m.Data) != limit || m.Header.Get(micro.ErrorCodeHeader) != "" {
+		t.Fatalf("a reply of %d bytes: %v, %v", limit, err, m)
+	}
+	if err := PublishReply(nc, &nats.Msg{Subject: "reply", Data: make([]byte, limit+1)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &pb.Error{}
+	if err := proto.Unmarshal(m.Data, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.GetCode() != pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED || m.Header.Get(micro.ErrorCodeHeader) != "429" ||
+		!strings.Contains(got.GetMessage(), fmt.Sprintf("%d bytes", limit+1)) {
+		t.Errorf("a reply of %d bytes: error %v, header %v; want LIMIT_EXCEEDED naming its size", limit+1, got, m.Header)
 	}
 }

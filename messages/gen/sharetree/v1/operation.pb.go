@@ -1243,15 +1243,23 @@ func (x *GetOperationRequest) GetOperationId() string {
 	return ""
 }
 
-// ListOperationsRequest filters the operations listed.
+// ListOperationsRequest filters the operations listed. One reply holds as
+// many operations as fit in a NATS message; a listing of more comes in
+// pages (next_page_token).
 type ListOperationsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// states: empty is every state.
 	States []OperationState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=sharetree.v1.OperationState" json:"states,omitempty"`
 	// pool: empty is every pool.
 	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
-	// limit: 0 is every operation.
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// limit: at most this many operations in the reply; 0 is as many as fit.
+	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// page_token continues a listing after the page that returned it as
+	// next_page_token (with the same filters); empty starts from the first
+	// operation. It names the last operation of that page, so a listing
+	// neither repeats nor skips an operation when operations come and go
+	// between pages.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1307,10 +1315,20 @@ func (x *ListOperationsRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *ListOperationsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListOperationsResponse holds operations sorted by submit time, then id.
 type ListOperationsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Operations    []*OperationStatus     `protobuf:"bytes,1,rep,name=operations,proto3" json:"operations,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Operations []*OperationStatus     `protobuf:"bytes,1,rep,name=operations,proto3" json:"operations,omitempty"`
+	// next_page_token is set when more operations match than this reply
+	// holds: pass it as page_token for the next page. Empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1350,6 +1368,13 @@ func (x *ListOperationsResponse) GetOperations() []*OperationStatus {
 		return x.Operations
 	}
 	return nil
+}
+
+func (x *ListOperationsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // AbortOperationRequest aborts an operation; the id is in the subject too.
@@ -1687,15 +1712,18 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\x16StartOperationResponse\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\"8\n" +
 	"\x13GetOperationRequest\x12!\n" +
-	"\foperation_id\x18\x01 \x01(\tR\voperationId\"w\n" +
+	"\foperation_id\x18\x01 \x01(\tR\voperationId\"\x96\x01\n" +
 	"\x15ListOperationsRequest\x124\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x1c.sharetree.v1.OperationStateR\x06states\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\"W\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x7f\n" +
 	"\x16ListOperationsResponse\x12=\n" +
 	"\n" +
 	"operations\x18\x01 \x03(\v2\x1d.sharetree.v1.OperationStatusR\n" +
-	"operations\"R\n" +
+	"operations\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"R\n" +
 	"\x15AbortOperationRequest\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"O\n" +
