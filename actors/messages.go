@@ -19,8 +19,11 @@ import (
 
 // SubmitOperation asks the root to admit an operation.
 type SubmitOperation struct {
-	Spec  *pb.OperationSpec
-	Reply func(*pb.StartOperationResponse, *pb.Error)
+	Spec *pb.OperationSpec
+	// RequestID makes the submission idempotent (see idempotent.go; ""
+	// for none).
+	RequestID string
+	Reply     func(*pb.StartOperationResponse, *pb.Error)
 }
 
 // GetOperation asks for an operation's status.
@@ -161,6 +164,9 @@ type statusUpdate struct {
 	status *pb.OperationStatus
 	// final: the operation is over; the root stops its actor.
 	final bool
+	// acked: the operation is stored and its submitter answered; undone:
+	// its first write failed, it never was (see idempotent.go).
+	acked, undone bool
 }
 
 // progressTick asks an operation actor to store its completed jobs (see

@@ -63,6 +63,9 @@ type operationActor struct {
 	// failure a restarted scheduler finds in the journal, or that a node
 	// reports again, counts only when it is not among them.
 	failedIDs []string
+	// requestID is the submission's request id ("" for none), stored with
+	// the status (see idempotent.go).
+	requestID string
 
 	acked bool
 	// submitReply answers the submitter once the operation is stored; nil
@@ -116,10 +119,10 @@ type opShared struct {
 // newOperationActor makes an operation's actor; revived is its stored
 // status when it is revived after a restart (nil for a new one), progress
 // the completed jobs stored with it (and found in the journal).
-func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id string, spec *pb.OperationSpec, trees []*opTree, submit time.Time,
+func newOperationActor(cfg *Config, deps Deps, root *actor.PID, id, requestID string, spec *pb.OperationSpec, trees []*opTree, submit time.Time,
 	revived *pb.OperationStatus, progress jobProgress, shared opShared) actor.Producer {
 	return func() actor.Actor {
-		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, spec: spec, trees: trees, submit: submit,
+		a := &operationActor{cfg: cfg, deps: deps, root: root, id: id, requestID: requestID, spec: spec, trees: trees, submit: submit,
 			state: pb.OperationState_OPERATION_STATE_PENDING, progress: progress, completed: progress.count,
 			progressWrites: shared.writes, journal: shared.journal}
 		a.uncovered = revived != nil && shared.journal.owes(id)
@@ -396,7 +399,7 @@ func (o *operationActor) publishState(from pb.OperationState, reason string) {
 }
 
 func (o *operationActor) notifyRoot(ctx actor.Context) {
-	ctx.Send(o.root, &statusUpdate{status: o.status()})
+	ctx.Send(o.root, &statusUpdate{status: o.status(), acked: o.acked})
 }
 
 // retire hands the final status to the root, which answers for the
@@ -409,7 +412,7 @@ func (o *operationActor) retire(ctx actor.Context) {
 	}
 	o.retired = true
 	o.cancelProgress()
-	ctx.Send(o.root, &statusUpdate{status: o.status(), final: true})
+	ctx.Send(o.root, &statusUpdate{status: o.status(), final: true, acked: o.acked, undone: o.undone})
 }
 
 // progressChanged notes a newly completed job: the completed jobs are
@@ -617,6 +620,7 @@ func (o *operationActor) status() *pb.OperationStatus {
 	}
 	st.CompletedJobs = o.progress.ranges()
 	st.FailedJobIds = slices.Clone(o.failedIDs)
+	st.RequestId = o.requestID
 	if !o.started.IsZero() {
 		st.StartTime = timestamppb.New(o.started)
 	}

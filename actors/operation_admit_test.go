@@ -24,7 +24,7 @@ func TestOperationAbortedBeforeItsAdmissionStaysAborted(t *testing.T) {
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: memStore{}, Epoch: 1}
 	revived := revivedOp("op-1", 2)
 	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, time.Time{})}}
-	o := newOperationActor(&cfg, deps, root, "op-1", revived.GetSpec(), trees, cfg.Now(), revived, jobProgress{}, opShared{})
+	o := newOperationActor(&cfg, deps, root, "op-1", revived.GetRequestId(), revived.GetSpec(), trees, cfg.Now(), revived, jobProgress{}, opShared{})
 	pid := as.Root.Spawn(actor.PropsFromProducer(o))
 
 	aborted := make(chan *pb.Error, 1)

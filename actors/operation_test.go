@@ -23,7 +23,7 @@ func TestOperationDropsSubmitReplyOnceAnswered(t *testing.T) {
 	sink := as.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: memStore{}, Epoch: 1}
 	spec := &pb.OperationSpec{Tasks: []*pb.TaskSpec{{Name: "t", JobCount: 1}}}
-	o := newOperationActor(&cfg, deps, sink, "op-1", spec, nil, cfg.Now(), nil, jobProgress{}, opShared{})().(*operationActor)
+	o := newOperationActor(&cfg, deps, sink, "op-1", "", spec, nil, cfg.Now(), nil, jobProgress{}, opShared{})().(*operationActor)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return o }))
 
 	answers := make(chan string, 2)
@@ -90,7 +90,7 @@ func TestOperationUndoneAfterFailedFirstWriteIsNeverWritten(t *testing.T) {
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: store, Epoch: 1}
 	spec := &pb.OperationSpec{Tasks: []*pb.TaskSpec{{Name: "t", JobCount: 2}}}
 	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, time.Time{}), running: true}}
-	o := newOperationActor(&cfg, deps, root, "op-1", spec, trees, cfg.Now(), nil, jobProgress{}, opShared{})().(*operationActor)
+	o := newOperationActor(&cfg, deps, root, "op-1", "", spec, trees, cfg.Now(), nil, jobProgress{}, opShared{})().(*operationActor)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return o }))
 
 	answers := make(chan *pb.Error, 2)

@@ -27,9 +27,10 @@ func (r *rootActor) reviveAll(ctx actor.Context) {
 	})
 	for _, st := range r.revive {
 		if terminalState(st.GetState()) {
-			r.ops[st.GetId()] = &rootOp{status: st}
+			r.ops[st.GetId()] = &rootOp{status: st, spec: r.storedSpec(st), requestID: st.GetRequestId(), acked: true}
+			r.noteRequest(st)
 		} else {
-			r.submit(ctx, st.GetSpec(), st.GetId(), nil, st)
+			r.submit(ctx, st.GetSpec(), st.GetId(), st.GetRequestId(), nil, st)
 		}
 	}
 	r.revive = nil
@@ -54,7 +55,8 @@ func (r *rootActor) reviveFailed(id string, stored *pb.OperationStatus, e *pb.Er
 		j.Pending, j.Running = 0, 0
 	}
 	st.Usage = nil
-	r.ops[id] = &rootOp{status: st}
+	r.ops[id] = &rootOp{status: st, spec: r.storedSpec(st), requestID: st.GetRequestId(), acked: true}
+	r.noteRequest(st)
 	r.cfg.Logger.Error("operation not revived: failed", "operation", id, "err", e.GetMessage())
 
 	tree, pool := r.defaultTree, ""

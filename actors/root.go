@@ -52,6 +52,14 @@ type rootOp struct {
 	pid    *actor.PID // nil once the operation actor stopped
 	trees  []string   // the pool trees it runs in
 	status *pb.OperationStatus
+	// spec is the normalized spec; requestID the submission's request id
+	// ("" for none); acked is set once the operation is stored and its
+	// submitter answered, and waiting are the submissions with its
+	// request id that wait for that (see idempotent.go).
+	spec      *pb.OperationSpec
+	requestID string
+	acked     bool
+	waiting   []func(*pb.StartOperationResponse, *pb.Error)
 }
 
 // rootActor owns the operation registry and routes requests.
@@ -68,6 +76,9 @@ type rootActor struct {
 	ops   map[string]*rootOp
 	byPID map[string]string
 	seq   uint64
+	// requests maps the request ids of submissions to their operations
+	// (see idempotent.go).
+	requests map[string]string
 }
 
 func newRootActor(cfg *Config, deps Deps, sys *System, trees map[string]*treeRef, defaultTree string, revive []*pb.OperationStatus) actor.Producer {
@@ -77,7 +88,7 @@ func newRootActor(cfg *Config, deps Deps, sys *System, trees map[string]*treeRef
 	}
 	return func() actor.Actor {
 		return &rootActor{cfg: cfg, deps: deps, sys: sys, trees: trees, order: order, defaultTree: defaultTree, revive: revive,
-			ops: map[string]*rootOp{}, byPID: map[string]string{}}
+			ops: map[string]*rootOp{}, byPID: map[string]string{}, requests: map[string]string{}}
 	}
 }
 
@@ -86,7 +97,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		r.reviveAll(ctx)
 	case *SubmitOperation:
-		r.submit(ctx, m.Spec, "", m.Reply, nil)
+		r.submitRequest(ctx, m)
 	case *GetOperation:
 		r.get(ctx, m)
 	case *ListOperations:
@@ -100,6 +111,7 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *statusUpdate:
 		if op, ok := r.ops[m.status.GetId()]; ok {
 			op.status = m.status
+			r.settleRequest(op, m)
 			if m.final && op.pid != nil {
 				// Poison, not Stop: it queues behind what was forwarded.
 				delete(r.byPID, op.pid.GetId())
@@ -149,7 +161,7 @@ func (r *rootActor) get(ctx actor.Context, m *GetOperation) {
 
 // submit validates and admits an operation. reply is nil for a revived
 // operation (already acknowledged); id is then its existing id.
-func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, reply func(*pb.StartOperationResponse, *pb.Error), revived *pb.OperationStatus) {
+func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id, requestID string, reply func(*pb.StartOperationResponse, *pb.Error), revived *pb.OperationStatus) {
 	fail := func(e *pb.Error) {
 		if reply != nil {
 			reply(nil, e)
@@ -226,7 +238,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	if revived != nil && revived.GetSubmitTime() != nil {
 		submitTime = revived.GetSubmitTime().AsTime()
 	}
-	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, spec, trees, submitTime, revived, progress, opShared{writes: r.sys.progressWrites, journal: r.sys.journal}), inline)
+	props := actor.PropsFromProducer(newOperationActor(r.cfg, r.deps, ctx.Self(), id, requestID, spec, trees, submitTime, revived, progress, opShared{writes: r.sys.progressWrites, journal: r.sys.journal}), inline)
 	pid, err := ctx.SpawnNamed(props, "op:"+id)
 	if err != nil {
 		fail(pbErr(pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, "", "operation %s: %v", id, err))
@@ -243,8 +255,11 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id string, r
 	}
 	// A revived operation is listed at once with its stored status, until
 	// its actor tells the live one.
-	r.ops[id] = &rootOp{pid: pid, trees: names, status: revived}
+	r.ops[id] = &rootOp{pid: pid, trees: names, status: revived, spec: spec, requestID: requestID, acked: revived != nil}
 	r.byPID[pid.GetId()] = id
+	if requestID != "" {
+		r.requests[requestID] = id
+	}
 	for _, a := range admits {
 		a.op = pid
 	}
@@ -307,6 +322,7 @@ func (r *rootActor) admitChain(ctx actor.Context, id string, pid *actor.PID, tre
 		var stored *pb.OperationStatus // a revived operation's, until admitted
 		if op := r.ops[id]; op != nil {
 			stored = op.status
+			r.refuseWaiting(id, op, e)
 		}
 		delete(r.ops, id)
 		if reply != nil {

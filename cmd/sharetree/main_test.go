@@ -79,6 +79,7 @@ func TestFairshareTable(t *testing.T) {
 
 func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools:\n  - {name: a, wieght: 2}\n")
+	spec := writeFile(t, "spec.yaml", "pool: a\ntasks: [{name: t, job_count: 1, job_resources: {cpu: 1}, simulated_duration: 1s}]\n")
 	clash := writeFile(t, "clash.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools: [{name: a}]\noperations: [{id: a, pool: a, demand: {cpu: 1}}]\n")
 	cases := map[string]struct {
 		args    []string
@@ -90,6 +91,7 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"-f a directory":            {[]string{"fairshare", "-f", t.TempDir()}, []string{"is a directory"}},
 		"apply -f a dir":            {[]string{"apply", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
 		"submit -f a dir":           {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
+		"submit bad request id":     {[]string{"op", "submit", "-f", spec, "--request-id", "a b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--request-id", `"a b"`, "not a letter"}},
 		"engine rule":               {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
 		"bad -o":                    {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
 		"unknown flag":              {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/pbyaml"
+	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -93,7 +94,7 @@ func newOpCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
 	cf.add(op)
 
-	var file string
+	var file, requestID string
 	submit := &cobra.Command{
 		Use: "submit -f SPEC", Short: "Submit an operation; prints its id", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,8 +113,16 @@ func newOpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
-				id, err := c.Submit(ctx, spec)
+			if requestID == "" {
+				requestID = client.NewRequestID()
+			} else if err := wire.ValidateRequestID(requestID); err != nil {
+				return usageError{fmt.Errorf("--request-id: %w", err)}
+			}
+			// A submission that gets no answer is sent again with the
+			// same request id (see client.Submit): the command waits for
+			// every try.
+			return cf.with(cmd, client.SubmitDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
+				id, err := c.SubmitRequest(ctx, spec, requestID)
 				if err != nil {
 					return err
 				}
@@ -126,6 +135,7 @@ func newOpCmd() *cobra.Command {
 		},
 	}
 	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
+	submit.Flags().StringVar(&requestID, "request-id", "", "make the submission idempotent: a submission with the request id of one already stored starts nothing and prints that operation's id (letters, digits, -_.:, up to 128; default: a random one, reused by this command's own retries)")
 
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show an operation", Args: exactArgs(1, "ID"),

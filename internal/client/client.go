@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -88,13 +90,63 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte) ([]by
 	return msg.Data, nil
 }
 
-// Submit starts an operation and returns its id.
+// submitTries is how many times Submit sends a submission that gets no
+// answer, and submitBackoff the wait before the second try (doubling).
+const (
+	submitTries   = 3
+	submitBackoff = 200 * time.Millisecond
+)
+
+// Submit starts an operation and returns its id. The submission carries a
+// request id of its own (NewRequestID) and is sent again with it, up to
+// submitTries times, when no answer comes (a timeout, no scheduler yet) or
+// the scheduler could not store it (UNAVAILABLE): the scheduler starts one
+// operation however many of the tries reach it.
 func (c *Client) Submit(ctx context.Context, spec *pb.OperationSpec) (string, error) {
-	resp := &pb.StartOperationResponse{}
-	if err := c.Call(ctx, subjects.OpSubmit(), &pb.StartOperationRequest{Spec: spec}, resp); err != nil {
-		return "", err
+	return c.SubmitRequest(ctx, spec, NewRequestID())
+}
+
+// SubmitRequest is Submit with the caller's request id
+// (StartOperationRequest.request_id): a caller that retries a submission
+// itself, across runs, passes the same one each time.
+func (c *Client) SubmitRequest(ctx context.Context, spec *pb.OperationSpec, requestID string) (string, error) {
+	req := &pb.StartOperationRequest{Spec: spec, RequestId: requestID}
+	wait := submitBackoff
+	for try := 1; ; try++ {
+		resp := &pb.StartOperationResponse{}
+		err := c.Call(ctx, subjects.OpSubmit(), req, resp)
+		if err == nil {
+			return resp.GetOperationId(), nil
+		}
+		var api *APIError
+		again := errors.Is(err, ErrTransport) || errors.As(err, &api) && api.Code() == pb.ErrorCode_ERROR_CODE_UNAVAILABLE
+		if !again || try == submitTries {
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(wait):
+		}
+		wait *= 2
 	}
-	return resp.GetOperationId(), nil
+}
+
+// SubmitDuration is the longest a Submit takes on a client whose requests
+// time out after timeout: every try, and the waits between them.
+func SubmitDuration(timeout time.Duration) time.Duration {
+	d := time.Duration(submitTries) * timeout
+	for k, wait := 1, submitBackoff; k < submitTries; k, wait = k+1, wait*2 {
+		d += wait
+	}
+	return d
+}
+
+// NewRequestID returns a random request id (32 hex digits).
+func NewRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // Get returns an operation's status.

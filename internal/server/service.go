@@ -102,7 +102,7 @@ func (s *service) submit(req micro.Request) {
 	if !s.decode(req, in) {
 		return
 	}
-	s.sys.Submit(&actors.SubmitOperation{Spec: in.GetSpec(), Reply: reply[*pb.StartOperationResponse](s, req)})
+	s.sys.Submit(&actors.SubmitOperation{Spec: in.GetSpec(), RequestID: in.GetRequestId(), Reply: reply[*pb.StartOperationResponse](s, req)})
 }
 
 func (s *service) list(req micro.Request) {

@@ -920,7 +920,9 @@ type OperationStatus struct {
 	// not jobs lost with their node. A restarted scheduler counts a failure
 	// it finds in the completions journal, or that a node reports again,
 	// only when its id is not here.
-	FailedJobIds  []string `protobuf:"bytes,13,rep,name=failed_job_ids,json=failedJobIds,proto3" json:"failed_job_ids,omitempty"`
+	FailedJobIds []string `protobuf:"bytes,13,rep,name=failed_job_ids,json=failedJobIds,proto3" json:"failed_job_ids,omitempty"`
+	// request_id is the submission's (StartOperationRequest.request_id).
+	RequestId     string `protobuf:"bytes,14,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1046,6 +1048,13 @@ func (x *OperationStatus) GetFailedJobIds() []string {
 	return nil
 }
 
+func (x *OperationStatus) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // JobRange is a run of jobs of one task: indices first to first + count - 1.
 type JobRange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1110,8 +1119,16 @@ func (x *JobRange) GetCount() int32 {
 
 // StartOperationRequest submits an operation.
 type StartOperationRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Spec          *OperationSpec         `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *OperationSpec         `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// request_id makes the submission idempotent: a submission with the
+	// request_id of one the scheduler stored (or is storing) is answered
+	// with that operation's id, and starts no second operation, also after
+	// a restart. A client that retries a submission after a timeout sends
+	// the same request_id; the same request_id with another spec is
+	// refused. 1 to 128 characters: letters, digits, '-', '_', '.', ':'.
+	// Empty: every submission starts an operation.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1151,6 +1168,13 @@ func (x *StartOperationRequest) GetSpec() *OperationSpec {
 		return x.Spec
 	}
 	return nil
+}
+
+func (x *StartOperationRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // StartOperationResponse names the new operation.
@@ -1684,7 +1708,7 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	"\fdemand_share\x18\x06 \x01(\x01R\vdemandShare\x12+\n" +
 	"\x11starvation_status\x18\a \x01(\tR\x10starvationStatus\x12B\n" +
 	"\x0epending_reason\x18\b \x01(\v2\x1b.sharetree.v1.PendingReasonR\rpendingReason\x12 \n" +
-	"\vlightweight\x18\t \x01(\bR\vlightweight\"\x8b\x05\n" +
+	"\vlightweight\x18\t \x01(\bR\vlightweight\"\xaa\x05\n" +
 	"\x0fOperationStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04spec\x18\x02 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\x122\n" +
@@ -1702,13 +1726,17 @@ const file_sharetree_v1_operation_proto_rawDesc = "" +
 	" \x01(\v2\x17.sharetree.v1.ResourcesR\x05usage\x12/\n" +
 	"\x06demand\x18\v \x01(\v2\x17.sharetree.v1.ResourcesR\x06demand\x12=\n" +
 	"\x0ecompleted_jobs\x18\f \x03(\v2\x16.sharetree.v1.JobRangeR\rcompletedJobs\x12$\n" +
-	"\x0efailed_job_ids\x18\r \x03(\tR\ffailedJobIds\"J\n" +
+	"\x0efailed_job_ids\x18\r \x03(\tR\ffailedJobIds\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x0e \x01(\tR\trequestId\"J\n" +
 	"\bJobRange\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\x05R\x04task\x12\x14\n" +
 	"\x05first\x18\x02 \x01(\x05R\x05first\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x05R\x05count\"H\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\"g\n" +
 	"\x15StartOperationRequest\x12/\n" +
-	"\x04spec\x18\x01 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\";\n" +
+	"\x04spec\x18\x01 \x01(\v2\x1b.sharetree.v1.OperationSpecR\x04spec\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\";\n" +
 	"\x16StartOperationResponse\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\"8\n" +
 	"\x13GetOperationRequest\x12!\n" +
