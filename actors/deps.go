@@ -77,11 +77,12 @@ type Deps struct {
 	// State persists the trees' fair-share state; nil persists nothing
 	// (tests that do not restart the scheduler).
 	State StateStore
-	// Journal stores completed jobs before their finish is acknowledged;
-	// nil acknowledges a finish at once (a completion acknowledged and not
-	// yet in its operation's stored status then runs again after a
-	// crash).
+	// Journal stores completed and failed jobs before their finish is
+	// acknowledged; nil acknowledges a finish at once (a completion
+	// acknowledged and not yet in its operation's stored status then runs
+	// again after a crash, and such a failure is not counted).
 	Journal CompletionJournal
-	// Epoch is the leader epoch carried by every command.
+	// Epoch is the leader epoch carried by every command, and part of the
+	// ids of the jobs this scheduler starts (see jobRef).
 	Epoch uint64
 }
