@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(argv, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	testutil.VerifyNoLeaks(m)
 }
 
 // childScheduler is `sharetree server` running in a child process.
