@@ -54,6 +54,13 @@ func RespondError(req micro.Request, e *pb.Error) error {
 // MaxReplyBytes(nc).
 const ReplyHeadroom = 4 << 10
 
+// smallReply is a body size every NATS server carries (their max payload
+// is 1 MiB by default; none is configured below this plus ReplyHeadroom):
+// PublishReply checks only larger bodies against the connection's max
+// payload, because reading it takes the connection's lock, and every
+// heartbeat reply of a busy scheduler would then take that lock once more.
+const smallReply = 32 << 10
+
 // MaxReplyBytes is the largest reply body PublishReply sends on nc.
 func MaxReplyBytes(nc *nats.Conn) int { return int(nc.MaxPayload()) - ReplyHeadroom }
 
@@ -69,10 +76,12 @@ func PublishReply(nc *nats.Conn, msg *nats.Msg, e *pb.Error) error {
 	if msg.Subject == "" {
 		return nil
 	}
-	if limit := MaxReplyBytes(nc); e == nil && len(msg.Data) > limit {
-		e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED, Message: fmt.Sprintf(
-			"the reply is %d bytes, more than the %d a message may carry on this NATS server (its max_payload less %d for headers): ask for less",
-			len(msg.Data), limit, ReplyHeadroom)}
+	if e == nil && len(msg.Data) > smallReply {
+		if limit := MaxReplyBytes(nc); len(msg.Data) > limit {
+			e = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED, Message: fmt.Sprintf(
+				"the reply is %d bytes, more than the %d a message may carry on this NATS server (its max_payload less %d for headers): ask for less",
+				len(msg.Data), limit, ReplyHeadroom)}
+		}
 	}
 	if e != nil {
 		data, err := proto.Marshal(e)
