@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,11 +81,8 @@ func keyOf(st *pb.OperationStatus) pageKey {
 
 // comparePageKey orders operations by submit time, then id.
 func comparePageKey(a, b pageKey) int {
-	if a.submit != b.submit {
-		if a.submit < b.submit {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(a.submit, b.submit); c != 0 {
+		return c
 	}
 	return strings.Compare(a.id, b.id)
 }
