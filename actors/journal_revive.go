@@ -77,16 +77,15 @@ func mergeJournal(revived []*pb.OperationStatus, found []JournalBatch, logger *s
 				added++
 			}
 		}
+		// A failure the stored status names is counted already (as is
+		// one an earlier batch named: a failure journaled twice).
 		failedIDs := slices.Clone(st.GetFailedJobIds())
 		failed := 0
 		for _, id := range j.failed {
-			// Counted already when the stored status names it (or an
-			// earlier batch did: a failure journaled twice).
-			if slices.Contains(failedIDs, id) {
-				continue
+			var added bool
+			if failedIDs, added = countFailure(failedIDs, id); added {
+				failed++
 			}
-			failedIDs = appendBounded(failedIDs, id, maxFailedIDs)
-			failed++
 		}
 		if outside > 0 {
 			logger.Warn("completions journal: jobs outside their operation's tasks skipped", "operation", st.GetId(), "count", outside)

@@ -292,16 +292,17 @@ func (o *operationActor) onJobFinished(ctx actor.Context, m *jobFinished) {
 		}
 		o.completed++
 	case m.state == pb.JobState_JOB_STATE_FAILED:
-		switch id := m.ref.String(); {
-		case m.lost:
+		if m.lost {
 			o.lost++
-		case o.countsFailure(id):
+			break
+		}
+		var added bool
+		if o.failedIDs, added = countFailure(o.failedIDs, m.ref.String()); added {
+			o.failed++
+		} else {
 			// Counted already: a failure counted before a restart that
 			// its node reports again (unacknowledged).
 			counted = false
-		default:
-			o.failed++
-			o.failedIDs = appendBounded(o.failedIDs, id, maxFailedIDs)
 		}
 	default:
 		o.aborted++
@@ -585,23 +586,6 @@ func (o *operationActor) failAcks(err error) {
 	for _, ack := range acks {
 		ack(err)
 	}
-}
-
-// maxFailedIDs bounds the failed jobs' ids an operation stores with its
-// status (OperationStatus.failed_job_ids): the most recent ones. Only a
-// failure stored in the journal but not yet in a status, or reported and
-// not yet acknowledged, is ever looked up, and those are recent.
-const maxFailedIDs = 1024
-
-// countsFailure reports whether failed job id is counted already.
-func (o *operationActor) countsFailure(id string) bool { return slices.Contains(o.failedIDs, id) }
-
-// appendBounded appends id to ids, dropping the oldest beyond n.
-func appendBounded(ids []string, id string, n int) []string {
-	if len(ids) >= n {
-		ids = slices.Delete(ids, 0, len(ids)-n+1)
-	}
-	return append(ids, id)
 }
 
 // status builds the operation's status; the result is never modified after.
