@@ -114,8 +114,8 @@ type journalWriter struct {
 	// start, trims what no revived operation needs).
 	rounds atomic.Uint64
 	// Counters for JournalStats.
-	batches, completions, failed, failures, trims atomic.Uint64
-	queued, needing                               atomic.Int64
+	batches, completions, failedJobs, writeFailures, trims atomic.Uint64
+	queued, needing                                        atomic.Int64
 }
 
 // JournalStats are the completions journal's counters (System.JournalStats).
@@ -133,7 +133,7 @@ type JournalStats struct {
 
 // stats returns the writer's counters.
 func (w *journalWriter) stats() JournalStats {
-	return JournalStats{Batches: w.batches.Load(), Completions: w.completions.Load(), FailedJobs: w.failed.Load(), WriteFailures: w.failures.Load(),
+	return JournalStats{Batches: w.batches.Load(), Completions: w.completions.Load(), FailedJobs: w.failedJobs.Load(), WriteFailures: w.writeFailures.Load(),
 		Trims: w.trims.Load(), Queued: w.queued.Load(), Needing: w.needing.Load()}
 }
 
@@ -332,7 +332,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 		s, err := w.j.Append(ctx, completed, failed)
 		cancel()
 		if err != nil {
-			w.failures.Add(1)
+			w.writeFailures.Add(1)
 			w.logger.Warn("completions journal: write failed; the jobs wait, unacknowledged", "completed", len(completed), "failed", len(failed), "err", err)
 			return false
 		}
@@ -340,7 +340,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 		w.next = max(w.next, s+1)
 		w.batches.Add(1)
 		w.completions.Add(uint64(len(completed)))
-		w.failed.Add(uint64(len(failed)))
+		w.failedJobs.Add(uint64(len(failed)))
 	}
 	// The nodes to tell, in the order they first appear.
 	var nodes []*actor.PID

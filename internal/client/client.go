@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -142,12 +141,9 @@ func SubmitDuration(timeout time.Duration) time.Duration {
 	return d
 }
 
-// NewRequestID returns a random request id (32 hex digits).
-func NewRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
-}
+// NewRequestID returns a random request id: crypto/rand.Text, 26 base32
+// characters (128 bits).
+func NewRequestID() string { return rand.Text() }
 
 // Get returns an operation's status.
 func (c *Client) Get(ctx context.Context, id string) (*pb.OperationStatus, error) {
