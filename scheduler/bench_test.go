@@ -314,6 +314,7 @@ func BenchmarkUpdatePhasesChurn(b *testing.B) {
 				work.fPoints += w.fPoints
 				work.sPoints += w.sPoints
 				work.preparations += w.preparations
+				work.bisections += w.bisections
 				b.StartTimer()
 			}
 			b.StopTimer()
@@ -321,6 +322,7 @@ func BenchmarkUpdatePhasesChurn(b *testing.B) {
 			b.ReportMetric(float64(work.fPoints)/float64(b.N), "f-points")
 			b.ReportMetric(float64(work.sPoints)/float64(b.N), "s-points")
 			b.ReportMetric(float64(work.preparations)/float64(b.N), "pool-preparations")
+			b.ReportMetric(float64(work.bisections)/float64(b.N), "bisections")
 		})
 	}
 }

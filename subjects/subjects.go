@@ -24,7 +24,38 @@ const (
 	// ConfigBucket holds the live pool-tree configuration: the cluster
 	// attributes, one key per tree and one per pool (see ConfigKey).
 	ConfigBucket = "sharetree-config"
+	// LeaderBucket holds the leader lease (LeaseKey), written with a
+	// per-key TTL (see internal/leader).
+	LeaderBucket = "sharetree-leader"
 )
+
+// Keys of the buckets that are not built from names.
+const (
+	// LeaseKey is the leader lease's key in LeaderBucket; its value is the
+	// name of the server that holds it.
+	LeaseKey = "lease"
+	// EpochKey is the leader epoch's key in SchedulerBucket. A new leader
+	// raises it before it reads or writes anything else; the revision of
+	// that write fences the leader's writes to SchedulerBucket.
+	EpochKey = "epoch"
+	// FenceKey is the key in OperationsBucket that a new leader writes once
+	// (the epoch as its value); the revision of that write fences the
+	// leader's writes to OperationsBucket. It is not an operation's key
+	// (those start with "op.").
+	FenceKey = "fence"
+)
+
+// KVStream is the name of the stream behind a key-value bucket
+// (JetStream's layout: "KV_<bucket>").
+func KVStream(bucket string) string { return "KV_" + bucket }
+
+// KVKey is the subject under which a key-value bucket's stream stores a
+// key (JetStream's layout: "$KV.<bucket>.<key>"), for writes made with
+// publish options that the key-value API does not offer (a per-key TTL on
+// an update, a condition on another key, see internal/leader and the
+// fenced writes of internal/server). bucket and key are one of this
+// package's constants or a key it builds, so they are not checked here.
+func KVKey(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // Service names for nats.go/micro (`nats micro ls` shows them).
 const (
@@ -162,6 +193,12 @@ func Events(tree string, kind EventKind) (string, error) {
 // Completions is the subject of the completions journal's batches.
 func Completions() string { return join(Prefix, "journal", "completions") }
 
+// CompletionsFence is the completions journal's other subject: a new leader
+// publishes its epoch there once, and the sequence of that message fences
+// the leader's batches (a batch is stored only while it is the subject's
+// last message).
+func CompletionsFence() string { return join(Prefix, "journal", "fence") }
+
 // EventsAll matches every event of every tree (the stream's subject).
 func EventsAll() string { return join(Prefix, "events", ">") }
 
@@ -199,6 +236,10 @@ func ParseEvents(subject string) (string, EventKind, error) {
 	}
 	return t[3], k, nil
 }
+
+// OperationKeys matches the keys of every operation in OperationsBucket (a
+// key-value key filter: the bucket holds FenceKey too).
+const OperationKeys = "op.>"
 
 // OperationKey is the key of an operation in OperationsBucket.
 func OperationKey(id string) (string, error) {

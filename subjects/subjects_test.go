@@ -57,7 +57,8 @@ func TestEventsRoundTrip(t *testing.T) {
 }
 
 func TestFixedSubjects(t *testing.T) {
-	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll(), Completions()}
+	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll(), Completions(), CompletionsFence(),
+		KVKey(LeaderBucket, LeaseKey), KVKey(OperationsBucket, FenceKey), KVKey(SchedulerBucket, EpochKey)}
 	want := []string{
 		"sharetree.v1.op.submit",
 		"sharetree.v1.op.list",
@@ -65,6 +66,10 @@ func TestFixedSubjects(t *testing.T) {
 		"sharetree.v1.op.*.get",
 		"sharetree.v1.events.>",
 		"sharetree.v1.journal.completions",
+		"sharetree.v1.journal.fence",
+		"$KV.sharetree-leader.lease",
+		"$KV.sharetree-operations.fence",
+		"$KV.sharetree-scheduler.epoch",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

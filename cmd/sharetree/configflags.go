@@ -20,6 +20,8 @@ var serverFlags = map[string]string{
 	"Actors.ProgressWriteRate":     "progress-write-rate",
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
+	"Leader.Name":                  "server-name",
+	"Leader.TTL":                   "lease-ttl",
 }
 
 // loadFlags names the flag of `sharetree load` that sets each field of

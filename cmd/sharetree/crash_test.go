@@ -46,12 +46,13 @@ func TestMain(m *testing.M) {
 
 // childScheduler is `sharetree server` running in a child process.
 type childScheduler struct {
-	cmd    *exec.Cmd
-	url    string
-	epoch  uint64
-	exited chan struct{}
-	mu     sync.Mutex
-	log    []string // the last lines of its stderr, for failure messages
+	cmd     *exec.Cmd
+	url     string
+	epoch   uint64
+	exited  chan struct{}
+	serving chan []string // each "serving" line's match, while one is not taken
+	mu      sync.Mutex
+	log     []string // the last lines of its stderr, for failure messages
 }
 
 var servingLine = regexp.MustCompile(`msg=serving nats_url=(\S+) .*epoch=(\d+)`)
@@ -60,14 +61,24 @@ var servingLine = regexp.MustCompile(`msg=serving nats_url=(\S+) .*epoch=(\d+)`)
 // waits until it serves; it is killed when the test ends, if not before.
 func startChildScheduler(t *testing.T, dataDir string, port int, treesFile string) *childScheduler {
 	t.Helper()
-	args, err := json.Marshal([]string{"server", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--http-addr", "",
-		"--pools", treesFile, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info"})
+	c := launchChild(t, "server", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--http-addr", "",
+		"--pools", treesFile, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info")
+	c.waitServing(t, 30*time.Second)
+	return c
+}
+
+// launchChild starts the sharetree command with args in a child process,
+// without waiting for anything; it is killed when the test ends, if not
+// before.
+func launchChild(t *testing.T, args ...string) *childScheduler {
+	t.Helper()
+	argv, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &childScheduler{exited: make(chan struct{})}
+	c := &childScheduler{exited: make(chan struct{}), serving: make(chan []string, 1)}
 	c.cmd = exec.Command(os.Args[0], "-test.run", "^$")
-	c.cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
+	c.cmd.Env = append(os.Environ(), childArgsEnv+"="+string(argv))
 	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +87,6 @@ func startChildScheduler(t *testing.T, dataDir string, port int, treesFile strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.kill(t) })
-	serving := make(chan []string, 1)
 	go func() {
 		defer close(c.exited)
 		sc := bufio.NewScanner(stderr)
@@ -89,24 +99,34 @@ func startChildScheduler(t *testing.T, dataDir string, port int, treesFile strin
 			}
 			c.mu.Unlock()
 			if m := servingLine.FindStringSubmatch(line); m != nil {
-				serving <- m
+				select {
+				case c.serving <- m:
+				default:
+				}
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 		_ = c.cmd.Wait()
 	}()
+	return c
+}
+
+// waitServing waits until the child logs that it serves, and records its
+// URL and epoch.
+func (c *childScheduler) waitServing(t *testing.T, timeout time.Duration) {
+	t.Helper()
 	select {
-	case m := <-serving:
+	case m := <-c.serving:
 		c.url = m[1]
+		var err error
 		if c.epoch, err = strconv.ParseUint(m[2], 10, 64); err != nil {
 			t.Fatal(err)
 		}
 	case <-c.exited:
 		t.Fatalf("the scheduler exited before serving:\n%s", c.stderr())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the scheduler did not serve within 30s:\n%s", c.stderr())
+	case <-time.After(timeout):
+		t.Fatalf("the scheduler did not serve within %s:\n%s", timeout, c.stderr())
 	}
-	return c
 }
 
 func (c *childScheduler) stderr() string {

@@ -55,18 +55,14 @@ func newServerCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := server.Start(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			logger.Info("serving", "nats_url", srv.URL(), "http", srv.HTTPAddr(), "epoch", srv.Epoch())
-			select {
-			case <-ctx.Done():
-				logger.Info("shutting down")
-				return nil
-			case err := <-srv.Fatal():
-				return fmt.Errorf("scheduler stopped: %w", err)
+			for {
+				lost, err := serve(ctx, cfg, logger)
+				if err != nil || !lost {
+					return err
+				}
+				// Stand by for the lease again, without taking it over
+				// from a server of the same name (which is what took it).
+				cfg.Leader.TakeOver = false
 			}
 		},
 	}
@@ -86,8 +82,37 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.Actors.JournalBatchInterval, "journal-batch-interval", cfg.Actors.JournalBatchInterval, "least time between two fsynced writes of the completions journal (completed jobs are acknowledged to their nodes once stored; capped at half of --heartbeat-period; 0: write as soon as the previous write ended)")
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
+	f.StringVar(&cfg.Leader.Name, "server-name", cfg.Leader.Name, "this server's name in the leader lease (default: the host name); servers sharing a NATS server (--nats-url) need distinct names, and a server restarted under its name takes its lease over at once")
+	f.DurationVar(&cfg.Leader.TTL, "lease-ttl", cfg.Leader.TTL, "how long the leader lease lives unrenewed (whole seconds, at least 2s): a standby takes over within it after the leader dies; the leader renews every third of it and stops acting after two thirds without a renewal")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// serve runs the scheduler until ctx ends (false, nil), it fails (the
+// error) or it loses the leader lease (true, nil). Start waits while
+// another server holds the lease.
+func serve(ctx context.Context, cfg server.Config, logger *slog.Logger) (lost bool, err error) {
+	logger.Info("starting", "name", cfg.Leader.Name, "lease_ttl", cfg.Leader.TTL)
+	srv, err := server.Start(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			logger.Info("shutting down")
+			return false, nil
+		}
+		return false, err
+	}
+	defer srv.Close()
+	logger.Info("serving", "nats_url", srv.URL(), "http", srv.HTTPAddr(), "epoch", srv.Epoch())
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+		return false, nil
+	case err := <-srv.Fatal():
+		return false, fmt.Errorf("scheduler stopped: %w", err)
+	case <-srv.Lost():
+		logger.Warn("no longer the leader; stopping, then standing by", "err", srv.LeaseErr())
+		return true, nil
+	}
 }
 
 // newLogger builds a text slog logger at the named level.

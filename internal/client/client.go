@@ -90,7 +90,8 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte) ([]by
 }
 
 // submitTries is how many times Submit sends a submission that gets no
-// answer, and submitBackoff the wait before the second try (doubling).
+// answer (and Get and ListPage their request), and submitBackoff the wait
+// before the second try (doubling).
 const (
 	submitTries   = 3
 	submitBackoff = 200 * time.Millisecond
@@ -110,21 +111,33 @@ func (c *Client) Submit(ctx context.Context, spec *pb.OperationSpec) (string, er
 // itself, across runs, passes the same one each time.
 func (c *Client) SubmitRequest(ctx context.Context, spec *pb.OperationSpec, requestID string) (string, error) {
 	req := &pb.StartOperationRequest{Spec: spec, RequestId: requestID}
+	resp := &pb.StartOperationResponse{}
+	if err := retried(ctx, func() error { return c.Call(ctx, subjects.OpSubmit(), req, resp) }); err != nil {
+		return "", err
+	}
+	return resp.GetOperationId(), nil
+}
+
+// retried calls call up to submitTries times, waiting submitBackoff
+// (doubling) between tries, while it gets no answer (ErrTransport: a
+// timeout, no scheduler listening, as during a leader's failover) or
+// UNAVAILABLE (the scheduler could not store it, or is not the leader);
+// it returns the last error.
+func retried(ctx context.Context, call func() error) error {
 	wait := submitBackoff
 	for try := 1; ; try++ {
-		resp := &pb.StartOperationResponse{}
-		err := c.Call(ctx, subjects.OpSubmit(), req, resp)
+		err := call()
 		if err == nil {
-			return resp.GetOperationId(), nil
+			return nil
 		}
 		var api *APIError
 		again := errors.Is(err, ErrTransport) || errors.As(err, &api) && api.Code() == pb.ErrorCode_ERROR_CODE_UNAVAILABLE
 		if !again || try == submitTries {
-			return "", err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return "", err
+			return err
 		case <-time.After(wait):
 		}
 		wait *= 2
@@ -145,14 +158,15 @@ func SubmitDuration(timeout time.Duration) time.Duration {
 // characters (128 bits).
 func NewRequestID() string { return rand.Text() }
 
-// Get returns an operation's status.
+// Get returns an operation's status, asking again (as Submit does) when
+// no answer comes or the answer is UNAVAILABLE.
 func (c *Client) Get(ctx context.Context, id string) (*pb.OperationStatus, error) {
 	subj, err := subjects.Op(id, subjects.OpGet)
 	if err != nil {
 		return nil, err
 	}
 	resp := &pb.OperationStatus{}
-	if err := c.Call(ctx, subj, &pb.GetOperationRequest{OperationId: id}, resp); err != nil {
+	if err := retried(ctx, func() error { return c.Call(ctx, subj, &pb.GetOperationRequest{OperationId: id}, resp) }); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -184,10 +198,11 @@ func (c *Client) List(ctx context.Context, req *pb.ListOperationsRequest) ([]*pb
 }
 
 // ListPage returns one page of a listing: the operations that fit in one
-// reply, and the token of the next page (empty on the last).
+// reply, and the token of the next page (empty on the last). It asks again
+// as Get does.
 func (c *Client) ListPage(ctx context.Context, req *pb.ListOperationsRequest) (*pb.ListOperationsResponse, error) {
 	resp := &pb.ListOperationsResponse{}
-	if err := c.Call(ctx, subjects.OpList(), req, resp); err != nil {
+	if err := retried(ctx, func() error { return c.Call(ctx, subjects.OpList(), req, resp) }); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -3,10 +3,13 @@ package server
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/cfgerr"
+	"github.com/sharetree/sharetree/internal/leader"
 	"github.com/sharetree/sharetree/internal/scenario"
 )
 
@@ -57,6 +60,13 @@ type Config struct {
 	// EventBuffer is how many events may wait to be published before new
 	// ones are dropped and counted (default 65536).
 	EventBuffer int
+	// Leader configures the leader lease. Several servers may share one
+	// NATS server (NATSURL): the one holding the lease schedules, the
+	// others wait in Start as standbys and take over when it is gone (see
+	// internal/leader and docs/OPERATIONS.md). Leader.Name names the server
+	// (default: the host name; give each server of a NATS server its own).
+	// Leader.Logger is set from Logger.
+	Leader leader.Config
 	// Logger for the process (default discard).
 	Logger *slog.Logger
 }
@@ -72,8 +82,28 @@ func DefaultConfig() Config {
 		EventMaxBytes:  1 << 30,
 		EventBuffer:    1 << 16,
 		GCPercent:      400,
+		Leader:         leader.DefaultConfig(DefaultServerName()),
 		Logger:         slog.New(slog.DiscardHandler),
 	}
+}
+
+// DefaultServerName is the host name, with every character that a server
+// name may not hold (see leader.Config.Name) written '_', or "sharetree"
+// when the host has no name.
+func DefaultServerName() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "sharetree"
+	}
+	if len(h) > 128 {
+		h = h[:128]
+	}
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, h)
 }
 
 // Validate checks the configuration. A bad field's error is a
@@ -106,6 +136,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Actors.Validate(); err != nil {
 		return cfgerr.Within(ErrConfig, "Actors", err)
+	}
+	if err := c.Leader.Validate(); err != nil {
+		return cfgerr.Within(ErrConfig, "Leader", err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func TestEpochRaisedOnceByEachStart(t *testing.T) {
 	)
 	for range starts {
 		wg.Go(func() {
-			e, err := bumpEpoch(ctx, kv)
+			e, _, err := bumpEpoch(ctx, kv)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -53,7 +53,7 @@ func TestEpochRaisedOnceByEachStart(t *testing.T) {
 	if _, err := kv.Put(ctx, "epoch", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bumpEpoch(ctx, kv); err == nil || !strings.Contains(err.Error(), `stored epoch "x"`) {
+	if _, _, err := bumpEpoch(ctx, kv); err == nil || !strings.Contains(err.Error(), `stored epoch "x"`) {
 		t.Errorf("bumpEpoch over a bad epoch: %v", err)
 	}
 }

@@ -158,12 +158,19 @@ func (s *eventSink) close(ctx context.Context) {
 
 // signalSink publishes job signals on the node's signal subject.
 type signalSink struct {
-	nc     *nats.Conn
-	logger *slog.Logger
+	nc *nats.Conn
+	// leading reports whether the server may send commands (see
+	// leader.Lease.Valid); a signal it may not send is dropped.
+	leading func() bool
+	logger  *slog.Logger
 }
 
 // Signal implements actors.SignalSink.
 func (s *signalSink) Signal(node string, sig *pb.JobSignal) {
+	if !s.leading() {
+		s.logger.Debug("job signal dropped: not the leader", "node", node)
+		return
+	}
 	subj, err := subjects.NodeSignal(node)
 	if err != nil {
 		s.logger.Warn("job signal", "node", node, "err", err)

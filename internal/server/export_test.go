@@ -27,3 +27,27 @@ func (s *Server) EmbeddedSyncAlways() bool {
 
 // EventStreamConfig is the events stream's configuration (eventStreamConfig).
 var EventStreamConfig = eventStreamConfig
+
+// Crash stops the server as a killed process leaves it as far as the
+// others can tell: it stops renewing the leader lease without releasing
+// it, so that a standby takes over only when the lease runs out.
+func (s *Server) Crash() {
+	s.lease.Abandon()
+	s.Close()
+}
+
+// FencedWrites makes one write of each kind the actors make, through this
+// server's fences: an operation's status, a tree's state, a journal batch.
+func (s *Server) FencedWrites(ctx context.Context, op *pb.OperationStatus, tree *pb.TreeState) (opErr, treeErr, journalErr error) {
+	opErr = s.store.Put(ctx, op)
+	treeErr = s.state.PutTreeState(ctx, tree)
+	_, journalErr = s.journal.Append(ctx, []string{"stale.main.0.0.1"}, nil)
+	return opErr, treeErr, journalErr
+}
+
+// PauseLease stops renewing the leader lease until resume is called, as if
+// the process were stopped (leader.Lease.Pause).
+func (s *Server) PauseLease() (resume func()) { return s.lease.Pause() }
+
+// Serving reports whether the scheduler service still takes requests.
+func (s *Server) Serving() bool { return !s.svc.Stopped() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
@@ -30,13 +31,17 @@ type jsJournal struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	logger *slog.Logger
+	// fence conditions the batches on this leader still being the newest
+	// (its subject, subjects.CompletionsFence, is the stream's other one;
+	// nil: unconditioned, for tests of the journal alone).
+	fence *fence
 }
 
 // openJournal creates the completions journal's stream or updates its
 // limits.
 func openJournal(ctx context.Context, js jetstream.JetStream, logger *slog.Logger) (*jsJournal, error) {
 	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: subjects.CompletionsStream, Subjects: []string{subjects.Completions()},
+		Name: subjects.CompletionsStream, Subjects: []string{subjects.Completions(), subjects.CompletionsFence()},
 		Description: "sharetree: completed jobs stored before their finish is acknowledged to the node",
 		Retention:   jetstream.LimitsPolicy, Discard: jetstream.DiscardNew, MaxBytes: journalMaxBytes,
 		Storage: jetstream.FileStorage,
@@ -53,16 +58,23 @@ func (j *jsJournal) Append(ctx context.Context, completed, failed []string) (uin
 	if err != nil {
 		return 0, err
 	}
-	ack, err := j.js.Publish(ctx, subjects.Completions(), data, jetstream.WithExpectStream(subjects.CompletionsStream))
+	msg := &nats.Msg{Subject: subjects.Completions(), Data: data}
+	var ack *jetstream.PubAck
+	if j.fence != nil {
+		ack, err = j.fence.publish(ctx, msg, jetstream.WithExpectStream(subjects.CompletionsStream))
+	} else {
+		ack, err = j.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(subjects.CompletionsStream))
+	}
 	if err != nil {
 		return 0, err
 	}
 	return ack.Sequence, nil
 }
 
-// Trim implements actors.CompletionJournal.
+// Trim implements actors.CompletionJournal: the batches before seq go (the
+// fence's message stays).
 func (j *jsJournal) Trim(ctx context.Context, seq uint64) error {
-	return j.stream.Purge(ctx, jetstream.WithPurgeSequence(seq))
+	return j.stream.Purge(ctx, jetstream.WithPurgeSubject(subjects.Completions()), jetstream.WithPurgeSequence(seq))
 }
 
 // Load implements actors.CompletionJournal: every batch, in order. A batch
@@ -84,6 +96,9 @@ func (j *jsJournal) Load(ctx context.Context) ([]actors.JournalBatch, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("completions journal: batch %d: %w", seq, err)
+		}
+		if m.Subject != subjects.Completions() {
+			continue // the fence
 		}
 		var b pb.CompletionBatch
 		if err := proto.Unmarshal(m.Data, &b); err != nil {

@@ -30,11 +30,12 @@ func journalBatches(t *testing.T, nc *nats.Conn) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.Info(context.Background())
+	// (The stream's other subject holds the leader's fence.)
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(subjects.Completions()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.State.Msgs
+	return info.State.Subjects[subjects.Completions()]
 }
 
 // TestAcknowledgedCompletionsSurviveARestart: a completed job whose finish

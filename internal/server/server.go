@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/leader"
 	"github.com/sharetree/sharetree/internal/natsembed"
 	"github.com/sharetree/sharetree/internal/orchid"
 	"github.com/sharetree/sharetree/internal/treeconf"
@@ -37,6 +38,11 @@ type Server struct {
 	events   *eventSink
 	rejected atomic.Uint64
 	epoch    uint64
+	// lease is the leader lease this server holds (see internal/leader).
+	lease *leader.Lease
+	// store and journal are the fenced stores the actors write to.
+	store   *kvStore
+	journal *jsJournal
 	// The live tree configuration: its bucket, its service, the watch that
 	// applies changes.
 	confStore *treeconf.Store
@@ -49,7 +55,10 @@ type Server struct {
 	http        *httpServer
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
-	closeOnce   sync.Once
+	// closing ends stepDownOnLoss; stepDownDone is closed when it ended.
+	closing      chan struct{}
+	stepDownDone chan struct{}
+	closeOnce    sync.Once
 }
 
 // Start brings the scheduler up; Close stops it.
@@ -86,6 +95,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only the lease's holder goes on; the others wait here as standbys.
+	lcfg := cfg.Leader
+	lcfg.Logger = cfg.Logger
+	if s.lease, err = leader.Acquire(ctx, js, lcfg); err != nil {
+		return nil, err
+	}
 	if err := ensureEventStream(ctx, js, cfg.EventRetention, cfg.EventMaxBytes, cfg.Logger); err != nil {
 		return nil, err
 	}
@@ -97,27 +112,42 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler bucket: %w", err)
 	}
-	if s.epoch, err = bumpEpoch(ctx, schedKV); err != nil {
-		return nil, fmt.Errorf("leader epoch: %w", err)
-	}
-	store := &kvStore{kv: opsKV}
-	revived, err := store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("revive operations: %w", err)
-	}
-	state := &kvState{kv: schedKV}
-	persisted, err := state.Load(ctx, cfg.Logger)
-	if err != nil {
-		return nil, fmt.Errorf("load the trees' state: %w", err)
-	}
 	journal, err := openJournal(ctx, js, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	// The new epoch, and the fences on every store, come before anything
+	// is read: what an earlier leader wrote before them is read below, and
+	// what it writes after them is refused.
+	var epochRev uint64
+	if s.epoch, epochRev, err = bumpEpoch(ctx, schedKV); err != nil {
+		return nil, fmt.Errorf("leader epoch: %w", err)
+	}
+	store := &kvStore{kv: opsKV}
+	state := &kvState{kv: schedKV, fence: &fence{js: js, subject: subjects.KVKey(subjects.SchedulerBucket, subjects.EpochKey), seq: epochRev}}
+	opsStream, err := js.Stream(ctx, subjects.KVStream(subjects.OperationsBucket))
+	if err != nil {
+		return nil, fmt.Errorf("operations bucket: %w", err)
+	}
+	if store.fence, err = raiseFence(ctx, js, opsStream, subjects.KVKey(subjects.OperationsBucket, subjects.FenceKey), s.epoch); err != nil {
+		return nil, err
+	}
+	if journal.fence, err = raiseFence(ctx, js, journal.stream, subjects.CompletionsFence(), s.epoch); err != nil {
+		return nil, fmt.Errorf("completions journal: %w", err)
+	}
+	s.store, s.journal = store, journal
+	revived, err := store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("revive operations: %w", err)
+	}
+	persisted, err := state.Load(ctx, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("load the trees' state: %w", err)
+	}
 	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, cfg.Logger); err != nil {
 		return nil, err
 	}
-	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
 	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {
@@ -177,7 +207,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("micro service: %w", err)
 	}
 	s.svc = svc
-	if err := addService(svc, &service{sys: s.sys, nc: s.svcConn.nc, rejected: &s.rejected}); err != nil {
+	if err := addService(svc, &service{sys: s.sys, nc: s.svcConn.nc, rejected: &s.rejected, leading: s.lease.Valid}); err != nil {
 		return nil, err
 	}
 	// The endpoints' subscriptions reach the NATS server only with the
@@ -196,7 +226,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
 			"metrics", "http://"+s.http.addr()+"/metrics")
 	}
-	cfg.Logger.Info("scheduler started", "nats", url, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived),
+	s.closing, s.stepDownDone = make(chan struct{}), make(chan struct{})
+	go s.stepDownOnLoss()
+	cfg.Logger.Info("scheduler started", "nats", url, "name", cfg.Leader.Name, "epoch", s.epoch, "trees", s.sys.Trees(), "revived_operations", len(revived),
 		"trees_with_persisted_volumes", len(persisted))
 	ok = true
 	return s, nil
@@ -247,6 +279,36 @@ func (s *Server) HTTPAddr() string {
 // Epoch is this process's leader epoch.
 func (s *Server) Epoch() uint64 { return s.epoch }
 
+// stepDownOnLoss stops the services as soon as the leader lease is lost,
+// so that requests go to the new leader (until then they are answered
+// UNAVAILABLE, see service.leading); the rest stops with Close.
+func (s *Server) stepDownOnLoss() {
+	defer close(s.stepDownDone)
+	select {
+	case <-s.lease.Lost():
+	case <-s.closing:
+		return
+	}
+	s.cfg.Logger.Warn("leader lease lost: the services stop; close the server", "err", s.lease.Err())
+	for _, svc := range []micro.Service{s.svc, s.confSvc, s.orchidSvc} {
+		if err := svc.Stop(); err != nil {
+			s.cfg.Logger.Warn("service not stopped", "service", svc.Info().Name, "err", err)
+		}
+	}
+}
+
+// Lost is closed when the server loses the leader lease: it no longer
+// answers requests or writes anything, and should be closed (and, to stand
+// by, started again with the lease's TakeOver off). LeaseErr says why.
+func (s *Server) Lost() <-chan struct{} { return s.lease.Lost() }
+
+// LeaseErr is why the leader lease was lost (nil while it is held).
+func (s *Server) LeaseErr() error { return s.lease.Err() }
+
+// Leading reports whether the server acts as the leader now (see
+// leader.Lease.Valid).
+func (s *Server) Leading() bool { return s.lease.Valid() }
+
 // Fatal delivers an unrecoverable actor failure.
 func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 
@@ -255,6 +317,10 @@ func (s *Server) Fatal() <-chan error { return s.sys.Fatal() }
 func (s *Server) Close() { s.closeOnce.Do(s.close) }
 
 func (s *Server) close() {
+	if s.closing != nil {
+		close(s.closing)
+		<-s.stepDownDone
+	}
 	if s.http != nil {
 		if err := s.http.close(); err != nil {
 			s.cfg.Logger.Warn("http listener stopped", "err", err)
@@ -285,6 +351,14 @@ func (s *Server) close() {
 	}
 	if s.svcConn != nil {
 		s.svcConn.drain(10 * time.Second)
+	}
+	if s.lease != nil {
+		// Last, after the final writes: a standby takes over at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.lease.Release(ctx); err != nil {
+			s.cfg.Logger.Warn("leader lease not released; a standby takes over when it runs out", "err", err)
+		}
+		cancel()
 	}
 	if s.nc != nil {
 		s.nc.drain(10 * time.Second)

@@ -23,6 +23,17 @@ type service struct {
 	// rejected counts refused requests (bad subject, payload or fields),
 	// shared by the connections' services.
 	rejected *atomic.Uint64
+	// leading reports whether the server may act as the leader (see
+	// leader.Lease.Valid): while it may not, every request is answered
+	// UNAVAILABLE, and so is one the actors answer after it stopped being
+	// (a heartbeat's reply carries commands).
+	leading func() bool
+}
+
+// notLeader is the answer of a server that may not act as the leader.
+func notLeader() *pb.Error {
+	return &pb.Error{Code: pb.ErrorCode_ERROR_CODE_UNAVAILABLE,
+		Message: "this scheduler is not the leader (its lease is lost or not renewed in time); try again"}
 }
 
 func (s *service) fail(req micro.Request, e *pb.Error) {
@@ -55,6 +66,9 @@ func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
 	subject := req.Reply()
 	return func(m T, e *pb.Error) {
 		msg := &nats.Msg{Subject: subject}
+		if !s.leading() {
+			e = notLeader()
+		}
 		if e == nil {
 			data, err := proto.Marshal(m)
 			if err == nil {
@@ -187,7 +201,14 @@ func addService(svc micro.Service, s *service) error {
 		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
 	}
 	for _, e := range eps {
-		if err := svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject)); err != nil {
+		h := func(req micro.Request) {
+			if !s.leading() {
+				s.fail(req, notLeader())
+				return
+			}
+			e.h(req)
+		}
+		if err := svc.AddEndpoint(e.name, micro.HandlerFunc(h), micro.WithEndpointSubject(e.subject)); err != nil {
 			return fmt.Errorf("endpoint %s: %w", e.name, err)
 		}
 	}

@@ -21,7 +21,12 @@ var ErrBadTreeState = errors.New("server: bad stored tree state")
 
 // kvState keeps each tree's fair-share state (actors.StateStore) in the
 // scheduler bucket, one key per tree (subjects.TreeStateKey).
-type kvState struct{ kv jetstream.KeyValue }
+type kvState struct {
+	kv jetstream.KeyValue
+	// fence conditions the writes on this leader still being the newest
+	// (nil: unconditioned, for tests of the store alone).
+	fence *fence
+}
 
 // PutTreeState implements actors.StateStore.
 func (s *kvState) PutTreeState(ctx context.Context, st *pb.TreeState) error {
@@ -29,7 +34,7 @@ func (s *kvState) PutTreeState(ctx context.Context, st *pb.TreeState) error {
 	if err != nil {
 		return err
 	}
-	return putMessage(ctx, s.kv, key, st)
+	return putMessage(ctx, s.kv, s.fence, subjects.SchedulerBucket, key, st)
 }
 
 // DeleteTreeState implements actors.StateStore.
@@ -38,7 +43,12 @@ func (s *kvState) DeleteTreeState(ctx context.Context, tree string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if s.fence != nil {
+		err = s.fence.delete(ctx, subjects.KVKey(subjects.SchedulerBucket, key))
+	} else {
+		err = s.kv.Delete(ctx, key)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	return nil

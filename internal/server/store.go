@@ -15,7 +15,12 @@ import (
 )
 
 // kvStore keeps operations in a JetStream key-value bucket, one key each.
-type kvStore struct{ kv jetstream.KeyValue }
+type kvStore struct {
+	kv jetstream.KeyValue
+	// fence conditions the writes on this leader still being the newest
+	// (nil: unconditioned, for tests of the store alone).
+	fence *fence
+}
 
 // Put implements actors.OperationStore.
 func (s *kvStore) Put(ctx context.Context, st *pb.OperationStatus) error {
@@ -23,14 +28,17 @@ func (s *kvStore) Put(ctx context.Context, st *pb.OperationStatus) error {
 	if err != nil {
 		return err
 	}
-	return putMessage(ctx, s.kv, key, st)
+	return putMessage(ctx, s.kv, s.fence, subjects.OperationsBucket, key, st)
 }
 
-// putMessage writes m under key.
-func putMessage(ctx context.Context, kv jetstream.KeyValue, key string, m proto.Message) error {
+// putMessage writes m under key of bucket (kv), through f unless it is nil.
+func putMessage(ctx context.Context, kv jetstream.KeyValue, f *fence, bucket, key string, m proto.Message) error {
 	data, err := proto.Marshal(m)
 	if err != nil {
 		return err
+	}
+	if f != nil {
+		return f.put(ctx, subjects.KVKey(bucket, key), data)
 	}
 	_, err = kv.Put(ctx, key, data)
 	return err
@@ -48,7 +56,7 @@ func sortedKeys(lister jetstream.KeyLister) []string {
 
 // List implements actors.OperationStore: every stored operation, by key.
 func (s *kvStore) List(ctx context.Context) ([]*pb.OperationStatus, error) {
-	lister, err := s.kv.ListKeys(ctx)
+	lister, err := s.kv.ListKeysFiltered(ctx, subjects.OperationKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -72,36 +80,37 @@ func (s *kvStore) List(ctx context.Context) ([]*pb.OperationStatus, error) {
 }
 
 // bumpEpoch raises the leader epoch stored in the scheduler bucket with
-// compare-and-set and returns the new value.
-func bumpEpoch(ctx context.Context, kv jetstream.KeyValue) (uint64, error) {
-	const key = "epoch"
+// compare-and-set and returns the new value and the revision of its write
+// (which fences the leader's writes to the bucket).
+func bumpEpoch(ctx context.Context, kv jetstream.KeyValue) (epoch, rev uint64, err error) {
+	const key = subjects.EpochKey
 	for range 10 {
 		e, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			if _, err := kv.Create(ctx, key, []byte("1")); err == nil {
-				return 1, nil
+			if rev, err := kv.Create(ctx, key, []byte("1")); err == nil {
+				return 1, rev, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, err
+				return 0, 0, err
 			}
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		cur, err := strconv.ParseUint(string(e.Value()), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("stored epoch %q: %w", e.Value(), err)
+			return 0, 0, fmt.Errorf("stored epoch %q: %w", e.Value(), err)
 		}
 		next := cur + 1
-		_, err = kv.Update(ctx, key, []byte(strconv.FormatUint(next, 10)), e.Revision())
+		rev, err := kv.Update(ctx, key, []byte(strconv.FormatUint(next, 10)), e.Revision())
 		if err == nil {
-			return next, nil
+			return next, rev, nil
 		}
 		if !casConflict(err) {
-			return 0, fmt.Errorf("epoch: raise to %d: %w", next, err)
+			return 0, 0, fmt.Errorf("epoch: raise to %d: %w", next, err)
 		}
 	}
-	return 0, errors.New("epoch: too many concurrent updates")
+	return 0, 0, errors.New("epoch: too many concurrent updates")
 }
 
 // casConflict reports whether a compare-and-set write failed only because

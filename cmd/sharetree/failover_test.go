@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sharetree/sharetree/internal/client"
+	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// logged reports whether the child's recent stderr has a line matching re
+// after one matching after (nil: anywhere).
+func (c *childScheduler) logged(re, after *regexp.Regexp) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	armed := after == nil
+	for _, line := range c.log {
+		switch {
+		case !armed && after.MatchString(line):
+			armed = true
+		case armed && re.MatchString(line):
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	standingBy  = regexp.MustCompile(`msg="standing by: another server holds the leader lease" holder=(\S+)`)
+	steppedDown = regexp.MustCompile(`msg="no longer the leader; stopping, then standing by"`)
+)
+
+// TestPausedLeaderStepsDownAndStandsBy (reliability test 4): two scheduler
+// processes share a NATS server; the leader is stopped with SIGSTOP until
+// the other has taken over (its lease ran out), then continued. The new
+// leader serves under a higher epoch; the old one, once continued, steps
+// down and stands by behind the new one instead of acting on its stale
+// lease. The operation running through all this completes, each of its
+// jobs run once and none aborted, and the agent follows the new epoch.
+func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and stops scheduler processes")
+	}
+	ns := testutil.StartNATS(t)
+	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
+	args := func(name string) []string {
+		return []string{"server", "--nats-url", ns.ClientURL(), "--server-name", name, "--lease-ttl", "3s", "--http-addr", "",
+			"--pools", trees, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info"}
+	}
+	a := launchChild(t, args("a")...)
+	a.waitServing(t, 30*time.Second)
+	b := launchChild(t, args("b")...)
+	testutil.WaitFor(t, 30*time.Second, "b to stand by behind a", func() bool {
+		return b.logged(regexp.MustCompile(`holder=a\b`), nil) && b.logged(standingBy, nil)
+	})
+
+	agent := servertest.StartAgent(t, ns.ClientURL(), "node-0", scheduler.Resources{scheduler.CPU: 2, scheduler.UserSlots: 2})
+	cl := client.New(testutil.Connect(t, ns), 5*time.Second)
+	id, err := cl.Submit(context.Background(), &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
+		Name: "main", JobCount: 6, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(2 * time.Second)},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "jobs to run under a", func() bool { return agent.Stats().RunningJobs > 0 })
+
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	})
+	b.waitServing(t, 30*time.Second)
+	if b.epoch <= a.epoch {
+		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.epoch, a.epoch)
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	testutil.WaitFor(t, 30*time.Second, "the old leader to step down and stand by behind b", func() bool {
+		return a.logged(regexp.MustCompile(`holder=b\b`), steppedDown) && a.logged(standingBy, steppedDown)
+	})
+	if l := a.stderr(); !strings.Contains(l, "leader lease lost") {
+		t.Errorf("the old leader did not log why it stepped down:\n%s", l)
+	}
+
+	var st *pb.OperationStatus
+	testutil.WaitFor(t, 60*time.Second, "the operation to complete under b", func() bool {
+		st, err = cl.Get(context.Background(), id)
+		return err == nil && st.GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
+	})
+	if j := st.GetJobs(); j.GetCompleted() != 6 || j.GetFailed() != 0 || j.GetAborted() != 0 {
+		t.Errorf("operation jobs %v, want 6 completed, none failed or aborted", j)
+	}
+	if s := agent.Stats(); s.JobsStarted != 6 || s.JobsAborted != 0 || s.LeaderEpoch != b.epoch {
+		t.Errorf("agent: %d jobs started, %d aborted, epoch %d; want 6 started once each, none aborted, epoch %d",
+			s.JobsStarted, s.JobsAborted, s.LeaderEpoch, b.epoch)
+	}
+}
