@@ -51,3 +51,6 @@ func (s *Server) PauseLease() (resume func()) { return s.lease.Pause() }
 
 // Serving reports whether the scheduler service still takes requests.
 func (s *Server) Serving() bool { return !s.svc.Stopped() }
+
+// FencedWriteCount is sharetree_fenced_writes_total.
+func (s *Server) FencedWriteCount() uint64 { return s.fenced.Load() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,6 +27,9 @@ type fence struct {
 	js      jetstream.JetStream
 	subject string
 	seq     uint64
+	// refused counts the writes refused (shared by the server's fences;
+	// nil: not counted).
+	refused *atomic.Uint64
 }
 
 // publish writes msg if the fence is still this leader's.
@@ -33,6 +37,9 @@ func (f *fence) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.Pu
 	ack, err := f.js.PublishMsg(ctx, msg, append(opts, jetstream.WithExpectLastSequenceForSubject(f.seq, f.subject))...)
 	if err != nil {
 		if casConflict(err) {
+			if f.refused != nil {
+				f.refused.Add(1)
+			}
 			return nil, fmt.Errorf("%w (fence %s moved past %d): %w", ErrFenced, f.subject, f.seq, err)
 		}
 		return nil, err
@@ -64,8 +71,10 @@ func (f *fence) delete(ctx context.Context, bucketSubject string) error {
 
 // raiseFence writes epoch as the last message of subject in stream, with
 // compare-and-set, unless that message holds this epoch or a newer one
-// (ErrStaleLeader: a newer leader has raised it), and returns the fence.
-func raiseFence(ctx context.Context, js jetstream.JetStream, stream jetstream.Stream, subject string, epoch uint64) (*fence, error) {
+// (ErrStaleLeader: a newer leader has raised it), and returns the fence
+// (counting refused writes in refused). The earlier leaders' messages on
+// subject are purged.
+func raiseFence(ctx context.Context, js jetstream.JetStream, stream jetstream.Stream, subject string, epoch uint64, refused *atomic.Uint64) (*fence, error) {
 	for range 10 {
 		var last uint64
 		m, err := stream.GetLastMsgForSubject(ctx, subject)
@@ -88,7 +97,10 @@ func raiseFence(ctx context.Context, js jetstream.JetStream, stream jetstream.St
 		ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte(strconv.FormatUint(epoch, 10))},
 			jetstream.WithExpectLastSequencePerSubject(last))
 		if err == nil {
-			return &fence{js: js, subject: subject, seq: ack.Sequence}, nil
+			if err := stream.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(ack.Sequence)); err != nil {
+				return nil, fmt.Errorf("fence %s: purge the earlier epochs: %w", subject, err)
+			}
+			return &fence{js: js, subject: subject, seq: ack.Sequence, refused: refused}, nil
 		}
 		if !casConflict(err) {
 			return nil, fmt.Errorf("fence %s: raise to epoch %d: %w", subject, epoch, err)

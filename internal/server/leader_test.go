@@ -194,6 +194,9 @@ func TestOldLeaderIsFenced(t *testing.T) {
 			t.Errorf("the old leader's %s write: %v, want ErrFenced", what, err)
 		}
 	}
+	if n := a.FencedWriteCount(); n < 3 { // (its actors may have tried to write too)
+		t.Errorf("the old leader counted %d fenced writes, want at least these 3", n)
+	}
 	if st := storedStatus(t, nc, id); st.GetState() != before.GetState() {
 		t.Errorf("the stored operation is %v after the old leader's write, want %v", st.GetState(), before.GetState())
 	}

@@ -16,7 +16,24 @@ func (s *Server) counters() []prometheus.Collector {
 		}, func() float64 { _, f := s.events.stats(); return float64(f) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_requests_rejected_total",
-			Help: "API requests refused for a bad subject, payload or field (answered INVALID_ARGUMENT and the like).",
+			Help: "API requests refused for a bad subject, payload or field (answered INVALID_ARGUMENT and the like), or because the server is not the leader (UNAVAILABLE).",
 		}, func() float64 { return float64(s.rejected.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_leader_epoch",
+			Help: "The leader epoch this server took when it became the leader.",
+		}, func() float64 { return float64(s.epoch) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_leader_lease_valid",
+			Help: "1 while this server acts as the leader (its lease renewed within the renew deadline), 0 once it may not.",
+		}, func() float64 {
+			if s.lease.Valid() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_fenced_writes_total",
+			Help: "Writes to the operations bucket, the scheduler bucket or the completions journal refused because a newer leader took over.",
+		}, func() float64 { return float64(s.fenced.Load()) }),
 	}
 }

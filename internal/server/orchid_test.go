@@ -345,6 +345,9 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_events_dropped_total 0`,
 		`sharetree_events_publish_failures_total 0`,
 		`sharetree_requests_rejected_total `,
+		`sharetree_leader_epoch 1`,
+		`sharetree_leader_lease_valid 1`,
+		`sharetree_fenced_writes_total 0`,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)

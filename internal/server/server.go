@@ -40,6 +40,8 @@ type Server struct {
 	epoch    uint64
 	// lease is the leader lease this server holds (see internal/leader).
 	lease *leader.Lease
+	// fenced counts the writes its fences refused.
+	fenced atomic.Uint64
 	// store and journal are the fenced stores the actors write to.
 	store   *kvStore
 	journal *jsJournal
@@ -124,15 +126,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("leader epoch: %w", err)
 	}
 	store := &kvStore{kv: opsKV}
-	state := &kvState{kv: schedKV, fence: &fence{js: js, subject: subjects.KVKey(subjects.SchedulerBucket, subjects.EpochKey), seq: epochRev}}
+	state := &kvState{kv: schedKV, fence: &fence{js: js, subject: subjects.KVKey(subjects.SchedulerBucket, subjects.EpochKey), seq: epochRev, refused: &s.fenced}}
 	opsStream, err := js.Stream(ctx, subjects.KVStream(subjects.OperationsBucket))
 	if err != nil {
 		return nil, fmt.Errorf("operations bucket: %w", err)
 	}
-	if store.fence, err = raiseFence(ctx, js, opsStream, subjects.KVKey(subjects.OperationsBucket, subjects.FenceKey), s.epoch); err != nil {
+	if store.fence, err = raiseFence(ctx, js, opsStream, subjects.KVKey(subjects.OperationsBucket, subjects.FenceKey), s.epoch, &s.fenced); err != nil {
 		return nil, err
 	}
-	if journal.fence, err = raiseFence(ctx, js, journal.stream, subjects.CompletionsFence(), s.epoch); err != nil {
+	if journal.fence, err = raiseFence(ctx, js, journal.stream, subjects.CompletionsFence(), s.epoch, &s.fenced); err != nil {
 		return nil, fmt.Errorf("completions journal: %w", err)
 	}
 	s.store, s.journal = store, journal
