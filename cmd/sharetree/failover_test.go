@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sharetree/sharetree/internal/client"
+	"github.com/sharetree/sharetree/internal/natsembed"
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -109,5 +110,45 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if s := agent.Stats(); s.JobsStarted != 6 || s.JobsAborted != 0 || s.LeaderEpoch != b.epoch {
 		t.Errorf("agent: %d jobs started, %d aborted, epoch %d; want 6 started once each, none aborted, epoch %d",
 			s.JobsStarted, s.JobsAborted, s.LeaderEpoch, b.epoch)
+	}
+}
+
+// TestLeaderStandsByAgainAfterNATSComesBack: the NATS server a scheduler
+// joined (--nats-url) goes away for longer than the lease's renew
+// deadline. The scheduler steps down (it cannot know whether another took
+// the lease meanwhile), keeps trying while NATS is away instead of exiting,
+// and leads again, under a new epoch, once NATS is back.
+func TestLeaderStandsByAgainAfterNATSComesBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts scheduler processes")
+	}
+	nc := natsembed.Default(t.TempDir())
+	nc.Port = freePort(t)
+	ns, err := natsembed.Start(nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Stop() })
+	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    pools:\n      - {name: a}\n")
+	s := launchChild(t, "server", "--nats-url", ns.ClientURL(), "--server-name", "a", "--lease-ttl", "2s", "--http-addr", "",
+		"--pools", trees, "--log-level", "info")
+	s.waitServing(t, 30*time.Second)
+	first := s.epoch
+
+	ns.Stop()
+	testutil.WaitFor(t, 60*time.Second, "the scheduler to step down with NATS gone, and try to start again", func() bool {
+		return s.logged(regexp.MustCompile(`msg="scheduler not started again; retrying"`), steppedDown)
+	})
+	if ns, err = natsembed.Start(nc, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.waitServing(t, 60*time.Second)
+	if s.epoch <= first {
+		t.Errorf("epoch after NATS came back = %d, want above %d", s.epoch, first)
+	}
+	select {
+	case <-s.exited:
+		t.Fatalf("the scheduler exited:\n%s", s.stderr())
+	default:
 	}
 }

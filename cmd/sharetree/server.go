@@ -55,13 +55,28 @@ func newServerCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			standby, wait := false, time.Second
 			for {
 				lost, err := serve(ctx, cfg, logger)
-				if err != nil || !lost {
+				switch {
+				case err != nil && standby:
+					// The lease was lost, maybe with NATS gone: keep trying
+					// to stand by until NATS is back.
+					logger.Warn("scheduler not started again; retrying", "err", err, "in", wait)
+					select {
+					case <-ctx.Done():
+						logger.Info("shutting down")
+						return nil
+					case <-time.After(wait):
+					}
+					wait = min(2*wait, 30*time.Second)
+					continue
+				case err != nil || !lost:
 					return err
 				}
 				// Stand by for the lease again, without taking it over
 				// from a server of the same name (which is what took it).
+				standby, wait = true, time.Second
 				cfg.Leader.TakeOver = false
 			}
 		},
