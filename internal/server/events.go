@@ -32,13 +32,17 @@ type eventSink struct {
 	// queued counts the events accepted by Publish and not yet handed to
 	// an asynchronous publish (see settled).
 	queued atomic.Int64
-	// drops counts events not published: the buffer was full, or the
-	// tree's name made no subject. fails counts publishes that failed: the
+	// drops counts events not published: the buffer was full, the
+	// tree's name made no subject, or the server was not the leader. fails counts publishes that failed: the
 	// event did not encode, the publish was refused, or its acknowledgement
 	// was an error (the stream refused it) or never came.
 	drops  atomic.Uint64
 	fails  atomic.Uint64
-	logger *slog.Logger
+	// leading reports whether the server acts as the leader (see
+	// leader.Lease.Valid); an event published while it does not is
+	// dropped and counted: it may tell of a decision nobody received.
+	leading func() bool
+	logger  *slog.Logger
 	// lastWarn is when (unix nanoseconds) a loss was last logged as a
 	// warning: at most one a minute, the counters say the rest.
 	lastWarn atomic.Int64
@@ -57,8 +61,8 @@ const (
 
 // newEventSink starts a sink publishing on nc through a JetStream context
 // of its own (its asynchronous publishes' errors are the sink's).
-func newEventSink(nc *nats.Conn, epoch uint64, buffer int, logger *slog.Logger) (*eventSink, error) {
-	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), logger: logger}
+func newEventSink(nc *nats.Conn, epoch uint64, buffer int, leading func() bool, logger *slog.Logger) (*eventSink, error) {
+	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), leading: leading, logger: logger}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(eventAckTimeout),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
 			s.failed(m.Subject, err)
@@ -106,6 +110,10 @@ func (s *eventSink) Publish(tree string, kind subjects.EventKind, ev *pb.Event) 
 	subj, err := subjects.Events(tree, kind)
 	if err != nil {
 		s.dropped("tree", tree, err.Error())
+		return
+	}
+	if !s.leading() {
+		s.dropped("subject", subj, "this server is not the leader")
 		return
 	}
 	ev.Id = fmt.Sprintf("%d-%d", s.epoch, s.seq.Add(1))

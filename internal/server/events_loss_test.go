@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestEventLossIsCountedAndWarned(t *testing.T) {
 	srv := testutil.StartNATS(t)
 	nc := testutil.Connect(t, srv)
 	var logs testutil.LockedBuffer
-	sink, err := newEventSink(nc, 1, 16, slog.New(slog.NewTextHandler(&logs, nil)))
+	sink, err := newEventSink(nc, 1, 16, func() bool { return true }, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,5 +38,27 @@ func TestEventLossIsCountedAndWarned(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "the failed publish to be counted", func() bool { _, f := sink.stats(); return f == 1 })
 	if d, _ := sink.stats(); d != 1 {
 		t.Errorf("dropped %d after the failed publish; want still 1", d)
+	}
+}
+
+// An event published while the server is not the leader is dropped and
+// counted: it may tell of a decision no agent received.
+func TestEventsOfANonLeaderAreDropped(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	nc := testutil.Connect(t, srv)
+	var leading atomic.Bool
+	sink, err := newEventSink(nc, 1, 16, leading.Load, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.close(t.Context()) })
+	sink.Publish("t", subjects.EventJob, &pb.Event{})
+	if d, _ := sink.stats(); d != 1 {
+		t.Fatalf("an event of a server not leading: dropped %d, want 1", d)
+	}
+	leading.Store(true)
+	sink.Publish("t", subjects.EventJob, &pb.Event{})
+	if d, _ := sink.stats(); d != 1 {
+		t.Fatalf("an event of the leader: dropped %d, want still 1", d)
 	}
 }

@@ -8,7 +8,7 @@ func (s *Server) counters() []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_events_dropped_total",
-			Help: "Events not published: the scheduler's event buffer was full, or a tree's name made no subject.",
+			Help: "Events not published: the scheduler's event buffer was full, a tree's name made no subject, or the server was no longer the leader.",
 		}, func() float64 { d, _ := s.events.stats(); return float64(d) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_events_publish_failures_total",

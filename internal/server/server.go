@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the trees' state: %w", err)
 	}
-	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, cfg.Logger); err != nil {
+	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, s.lease.Valid, cfg.Logger); err != nil {
 		return nil, err
 	}
 	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
