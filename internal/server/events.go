@@ -36,8 +36,8 @@ type eventSink struct {
 	// tree's name made no subject, or the server was not the leader. fails counts publishes that failed: the
 	// event did not encode, the publish was refused, or its acknowledgement
 	// was an error (the stream refused it) or never came.
-	drops  atomic.Uint64
-	fails  atomic.Uint64
+	drops atomic.Uint64
+	fails atomic.Uint64
 	// leading reports whether the server acts as the leader (see
 	// leader.Lease.Valid); an event published while it does not is
 	// dropped and counted: it may tell of a decision nobody received.
