@@ -75,6 +75,7 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, "jobs to run under a", func() bool { return agent.Stats().RunningJobs > 0 })
 
+	paused := time.Now()
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,7 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 		}
 	})
 	b.waitServing(t, 30*time.Second)
+	t.Logf("b served %s after a was stopped (lease TTL 3s)", time.Since(paused).Round(time.Millisecond))
 	if b.epoch <= a.epoch {
 		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.epoch, a.epoch)
 	}

@@ -121,6 +121,7 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 	}
 	testutil.WaitFor(t, 10*time.Second, "a job to start under the first leader", func() bool { return agent.Stats().JobsStarted > 0 })
 
+	crashed := time.Now()
 	a.Crash()
 	if done := agent.Stats().JobsCompleted; done >= 8 {
 		t.Fatalf("every job completed under the first leader (%d); the test needs some to run through the takeover", done)
@@ -131,6 +132,7 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the standby did not take over")
 	}
+	t.Logf("the standby led %s after the leader's crash (lease TTL 2s)", time.Since(crashed).Round(time.Millisecond))
 	if b.Epoch() <= a.Epoch() {
 		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.Epoch(), a.Epoch())
 	}
