@@ -173,6 +173,17 @@ type statusUpdate struct {
 // Config.ProgressPersistPeriod).
 type progressTick struct{}
 
+// persistRetry asks an operation actor to try again a status write that
+// failed (see operationActor.persistBackoff).
+type persistRetry struct{}
+
+// persistBackoffMin and persistBackoffMax bound the wait before an
+// operation tries again a status write that failed.
+const (
+	persistBackoffMin = 100 * time.Millisecond
+	persistBackoffMax = 5 * time.Second
+)
+
 // persisted reports a store write's outcome to the actor that asked.
 type persisted struct {
 	status *pb.OperationStatus

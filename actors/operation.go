@@ -74,6 +74,10 @@ type operationActor struct {
 	submitReply func(*pb.StartOperationResponse, *pb.Error)
 	persisting  bool
 	dirty       bool
+	// persistBackoff is the wait before the next try of a status write
+	// that failed (0: the last write succeeded); persisting stays set
+	// during it, so that the changes made meanwhile go with the retry.
+	persistBackoff time.Duration
 	// retired: the final status went to the root, which poisons the actor.
 	retired bool
 	// undone: the first write failed, so the operation was never
@@ -177,6 +181,9 @@ func (o *operationActor) Receive(ctx actor.Context) {
 		o.onUpdate(ctx, m)
 	case *persisted:
 		o.onPersisted(ctx, m)
+	case persistRetry:
+		o.persisting = false
+		o.persist(ctx)
 	case progressTick:
 		o.stopProgress, o.progressSlot = nil, nil
 		if o.progressUnsaved && !o.terminal() {
@@ -522,9 +529,20 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		reply(&pb.StartOperationResponse{OperationId: o.id}, nil)
 		o.notifyRoot(ctx)
 	} else if m.err != nil {
-		o.cfg.Logger.Warn("persist operation", "operation", o.id, "err", m.err)
-		o.dirty = true
+		// Tried again after a wait that doubles up to persistBackoffMax:
+		// a store that refuses at once (JetStream down or full) is not
+		// hammered by every operation. The first failure is a warning.
+		log := o.cfg.Logger.Debug
+		if o.persistBackoff == 0 {
+			log = o.cfg.Logger.Warn
+		}
+		o.persistBackoff = min(max(2*o.persistBackoff, persistBackoffMin), persistBackoffMax)
+		log("operation status not stored; trying again", "operation", o.id, "in", o.persistBackoff, "err", m.err)
+		o.persisting, o.dirty = true, true
+		timer.NewTimerScheduler(ctx.ActorSystem().Root).SendOnce(o.persistBackoff, ctx.Self(), persistRetry{})
+		return
 	}
+	o.persistBackoff = 0
 	if o.dirty {
 		o.persist(ctx)
 		return
