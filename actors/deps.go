@@ -61,6 +61,15 @@ type CompletionJournal interface {
 	Load(ctx context.Context) ([]JournalBatch, error)
 }
 
+// StorageHealth reports whether the stores take writes. While they do not,
+// the scheduler fails closed: it starts no job and interrupts none for
+// preemption (decisions it could not record), and leaves running jobs
+// alone; heartbeats are answered, and finished jobs wait for the journal
+// as ever. Available is called on every heartbeat: it must be cheap.
+type StorageHealth interface {
+	Available() bool
+}
+
 // JournalBatch is one stored batch of the completions journal: the ids of
 // jobs that completed (JobIDs) and that failed (FailedJobIDs).
 type JournalBatch struct {
@@ -82,6 +91,9 @@ type Deps struct {
 	// acknowledged and not yet in its operation's stored status then runs
 	// again after a crash, and such a failure is not counted).
 	Journal CompletionJournal
+	// Storage says whether the stores take writes (nil: always; see
+	// StorageHealth).
+	Storage StorageHealth
 	// Epoch is the leader epoch carried by every command, and part of the
 	// ids of the jobs this scheduler starts (see jobRef).
 	Epoch uint64

@@ -220,7 +220,7 @@ func (l *Ledger) passLocked(m *passRequest) *passResult {
 		_, ok := l.ops[id]
 		res.gone[i] = !ok
 	}
-	if _, online := l.nodes[m.node]; !online {
+	if _, online := l.nodes[m.node]; !online || m.hold {
 		return res
 	}
 	// Reserved jobs first (see reserve.go), then the regular pass on what

@@ -264,6 +264,9 @@ type passRequest struct {
 	total scheduler.Resources
 	jobs  []preemption.NodeJob
 	now   time.Time
+	// hold: the stores take no writes, so the pass starts and preempts
+	// nothing (see StorageHealth); it still releases and checks.
+	hold bool
 }
 
 // passResult is the placer's answer to a passRequest.

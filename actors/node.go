@@ -343,6 +343,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		round: n.round, node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
 		total: total, jobs: jobs, now: now,
+		hold: n.deps.Storage != nil && !n.deps.Storage.Available(),
 	}
 	ctx.Request(n.tree.placer, req)
 	return nil

@@ -43,6 +43,10 @@ const (
 	// leader's writes to OperationsBucket. It is not an operation's key
 	// (those start with "op.").
 	FenceKey = "fence"
+	// ProbeKey is the key the scheduler writes in OperationsBucket and
+	// SchedulerBucket to learn whether they take writes again after a
+	// failed one (its value: the epoch and the time).
+	ProbeKey = "probe"
 )
 
 // KVStream is the name of the stream behind a key-value bucket

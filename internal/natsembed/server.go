@@ -60,6 +60,7 @@ func (c Config) Validate() error {
 // Server is a running embedded server.
 type Server struct {
 	*server.Server
+	js *server.JetStreamConfig // what JetStream started with
 }
 
 // Start starts a server and waits until it accepts connections.
@@ -92,7 +93,20 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 	if logger != nil {
 		logger.Info("embedded nats-server started", "url", s.ClientURL(), "store_dir", cfg.StoreDir)
 	}
-	return &Server{Server: s}, nil
+	return &Server{Server: s, js: &server.JetStreamConfig{StoreDir: opts.StoreDir, MaxMemory: opts.JetStreamMaxMemory,
+		MaxStore: opts.JetStreamMaxStore, SyncAlways: opts.SyncAlways}}, nil
+}
+
+// StopJetStream turns JetStream off, keeping its files, while the server
+// goes on serving core NATS: every JetStream request then finds no
+// responder, as during a storage outage (fault injection for tests).
+func (s *Server) StopJetStream() error { return s.ShutdownJetStream() }
+
+// StartJetStream turns JetStream on again, as it started, after
+// StopJetStream: the streams come back from their files.
+func (s *Server) StartJetStream() error {
+	c := *s.js
+	return s.EnableJetStream(&c)
 }
 
 // Stop shuts the server down and waits for it.

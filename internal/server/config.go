@@ -60,6 +60,12 @@ type Config struct {
 	// EventBuffer is how many events may wait to be published before new
 	// ones are dropped and counted (default 65536).
 	EventBuffer int
+	// StorageProbePeriod is how often the server asks JetStream whether it
+	// is up, and, while a bucket refuses writes, tries a write to it (see
+	// storageHealth): while the storage takes no writes, no job starts. A
+	// probe not answered within twice the period (at least 1s) failed.
+	// Default 1s.
+	StorageProbePeriod time.Duration
 	// Leader configures the leader lease. Several servers may share one
 	// NATS server (NATSURL): the one holding the lease schedules, the
 	// others wait in Start as standbys and take over when it is gone (see
@@ -75,15 +81,16 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen: "127.0.0.1", Port: -1,
-		HTTPAddr:       "127.0.0.1:0",
-		SyncAlways:     true,
-		Actors:         actors.DefaultConfig(),
-		EventRetention: 24 * time.Hour,
-		EventMaxBytes:  1 << 30,
-		EventBuffer:    1 << 16,
-		GCPercent:      400,
-		Leader:         leader.DefaultConfig(DefaultServerName()),
-		Logger:         slog.New(slog.DiscardHandler),
+		HTTPAddr:           "127.0.0.1:0",
+		SyncAlways:         true,
+		Actors:             actors.DefaultConfig(),
+		EventRetention:     24 * time.Hour,
+		EventMaxBytes:      1 << 30,
+		EventBuffer:        1 << 16,
+		GCPercent:          400,
+		Leader:             leader.DefaultConfig(DefaultServerName()),
+		StorageProbePeriod: time.Second,
+		Logger:             slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -128,6 +135,8 @@ func (c *Config) Validate() error {
 		return bad("GCPercent", "must be >= 0, got %d", c.GCPercent)
 	case c.EventBuffer <= 0:
 		return bad("EventBuffer", "must be positive, got %d", c.EventBuffer)
+	case c.StorageProbePeriod <= 0:
+		return bad("StorageProbePeriod", "must be positive, got %s", c.StorageProbePeriod)
 	case c.Logger == nil:
 		return bad("Logger", "is nil")
 	}

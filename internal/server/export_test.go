@@ -5,6 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sharetree/sharetree/internal/natsembed"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
@@ -54,3 +55,10 @@ func (s *Server) Serving() bool { return !s.svc.Stopped() }
 
 // FencedWriteCount is sharetree_fenced_writes_total.
 func (s *Server) FencedWriteCount() uint64 { return s.fenced.Load() }
+
+// StorageAvailable reports whether the server holds the storage for
+// available (sharetree_storage_available).
+func (s *Server) StorageAvailable() bool { return s.storage.Available() }
+
+// Embedded is the embedded NATS server (nil with Config.NATSURL).
+func (s *Server) Embedded() *natsembed.Server { return s.embedded }

@@ -35,6 +35,8 @@ type jsJournal struct {
 	// (its subject, subjects.CompletionsFence, is the stream's other one;
 	// nil: unconditioned, for tests of the journal alone).
 	fence *fence
+	// health learns each batch write's outcome (nil: nothing does).
+	health *storageHealth
 }
 
 // openJournal creates the completions journal's stream or updates its
@@ -65,6 +67,7 @@ func (j *jsJournal) Append(ctx context.Context, completed, failed []string) (uin
 	} else {
 		ack, err = j.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(subjects.CompletionsStream))
 	}
+	j.health.observe(storeJournal, err)
 	if err != nil {
 		return 0, err
 	}

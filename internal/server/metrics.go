@@ -31,6 +31,19 @@ func (s *Server) counters() []prometheus.Collector {
 			}
 			return 0
 		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_storage_available",
+			Help: "1 while JetStream takes the scheduler's writes; 0 while a store refuses them (no job starts or preemptions then).",
+		}, func() float64 {
+			if s.storage.Available() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_storage_outages_total",
+			Help: "Times the storage became unavailable.",
+		}, func() float64 { return float64(s.storage.outages.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_fenced_writes_total",
 			Help: "Writes to the operations bucket, the scheduler bucket or the completions journal refused because a newer leader took over.",

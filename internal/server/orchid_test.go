@@ -348,6 +348,8 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_leader_epoch 1`,
 		`sharetree_leader_lease_valid 1`,
 		`sharetree_fenced_writes_total 0`,
+		`sharetree_storage_available 1`,
+		`sharetree_storage_outages_total 0`,
 	} {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)

@@ -45,6 +45,10 @@ type Server struct {
 	// store and journal are the fenced stores the actors write to.
 	store   *kvStore
 	journal *jsJournal
+	// storage says whether the stores take writes; prober keeps it
+	// current (see storageHealth).
+	storage *storageHealth
+	prober  *storageProber
 	// The live tree configuration: its bucket, its service, the watch that
 	// applies changes.
 	confStore *treeconf.Store
@@ -138,6 +142,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("completions journal: %w", err)
 	}
 	s.store, s.journal = store, journal
+	s.storage = newStorageHealth(cfg.Logger)
+	store.health, state.health, journal.health = s.storage, s.storage, s.storage
+	s.prober = &storageProber{health: s.storage, js: js, ops: store.fence, state: state.fence, epoch: s.epoch,
+		period: cfg.StorageProbePeriod, timeout: max(2*cfg.StorageProbePeriod, time.Second), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.prober.run()
 	revived, err := store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("revive operations: %w", err)
@@ -149,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, s.lease.Valid, cfg.Logger); err != nil {
 		return nil, err
 	}
-	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Epoch: s.epoch}
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Storage: s.storage, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
 	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {
@@ -353,6 +362,10 @@ func (s *Server) close() {
 	}
 	if s.svcConn != nil {
 		s.svcConn.drain(10 * time.Second)
+	}
+	if s.prober != nil {
+		close(s.prober.stop)
+		<-s.prober.done
 	}
 	if s.lease != nil {
 		// Last, after the final writes: a standby takes over at once.

@@ -26,6 +26,8 @@ type kvState struct {
 	// fence conditions the writes on this leader still being the newest
 	// (nil: unconditioned, for tests of the store alone).
 	fence *fence
+	// health learns each state write's outcome (nil: nothing does).
+	health *storageHealth
 }
 
 // PutTreeState implements actors.StateStore.
@@ -34,7 +36,9 @@ func (s *kvState) PutTreeState(ctx context.Context, st *pb.TreeState) error {
 	if err != nil {
 		return err
 	}
-	return putMessage(ctx, s.kv, s.fence, subjects.SchedulerBucket, key, st)
+	err = putMessage(ctx, s.kv, s.fence, subjects.SchedulerBucket, key, st)
+	s.health.observe(storeState, err)
+	return err
 }
 
 // DeleteTreeState implements actors.StateStore.

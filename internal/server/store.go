@@ -20,6 +20,8 @@ type kvStore struct {
 	// fence conditions the writes on this leader still being the newest
 	// (nil: unconditioned, for tests of the store alone).
 	fence *fence
+	// health learns each write's outcome (nil: nothing does).
+	health *storageHealth
 }
 
 // Put implements actors.OperationStore.
@@ -28,7 +30,9 @@ func (s *kvStore) Put(ctx context.Context, st *pb.OperationStatus) error {
 	if err != nil {
 		return err
 	}
-	return putMessage(ctx, s.kv, s.fence, subjects.OperationsBucket, key, st)
+	err = putMessage(ctx, s.kv, s.fence, subjects.OperationsBucket, key, st)
+	s.health.observe(storeOperations, err)
+	return err
 }
 
 // putMessage writes m under key of bucket (kv), through f unless it is nil.
