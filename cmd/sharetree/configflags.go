@@ -20,6 +20,7 @@ var serverFlags = map[string]string{
 	"Actors.ProgressWriteRate":     "progress-write-rate",
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
+	"StorageProbePeriod":           "storage-probe-period",
 	"Leader.Name":                  "server-name",
 	"Leader.TTL":                   "lease-ttl",
 }

@@ -181,6 +181,7 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--server-name", "two words"},
 		{"server", "--lease-ttl", "1s"},
 		{"server", "--lease-ttl", "2500ms"},
+		{"server", "--storage-probe-period", "0s"},
 	} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.HasPrefix(errOut, "sharetree: "+args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and an error that begins with the flag", args, code, errOut)
