@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/wire"
 	"github.com/sharetree/sharetree/nodeagent"
 )
@@ -30,6 +31,7 @@ type agentFlags struct {
 	period    time.Duration
 	workDir   string
 	logLevel  string
+	nkey      string
 }
 
 func newAgentCmd() *cobra.Command {
@@ -47,9 +49,19 @@ func newAgentCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var key *natsauth.Key
+			if f.nkey != "" {
+				if key, err = natsauth.ReadSeed(f.nkey); err != nil {
+					return usageError{fmt.Errorf("agent: --nkey: %w", err)}
+				}
+			}
+			auth, err := natsauth.AgentOptions(cfg.NodeID, key)
+			if err != nil {
+				return usageError{fmt.Errorf("agent: --node-id: %w", err)}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runAgent(ctx, f.natsURL, cfg, cmd.ErrOrStderr(), level)
+			return runAgent(ctx, f.natsURL, cfg, cmd.ErrOrStderr(), level, auth...)
 		},
 	}
 	fl := cmd.Flags()
@@ -60,6 +72,7 @@ func newAgentCmd() *cobra.Command {
 	fl.DurationVar(&f.period, "heartbeat-period", nodeagent.DefaultHeartbeatPeriod, "time between heartbeats (the scheduler may change it)")
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for jobs' temporary directories (default the system temp dir)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.nkey, "nkey", "", "file holding this agent's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it; the agent receives on its own inbox, _INBOX_<node-id>, either way")
 	return cmd
 }
 
@@ -98,11 +111,11 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 }
 
 // runAgent connects to NATS and runs the agent until ctx is done.
-func runAgent(ctx context.Context, natsURL string, cfg nodeagent.Config, stderr io.Writer, level slog.Level) error {
+func runAgent(ctx context.Context, natsURL string, cfg nodeagent.Config, stderr io.Writer, level slog.Level, auth ...nats.Option) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = logger
 	log := logger.With("component", "nats", "node", cfg.NodeID)
-	nc, err := nats.Connect(natsURL,
+	nc, err := nats.Connect(natsURL, append(auth,
 		nats.Name("sharetree-agent "+cfg.NodeID),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(agentReconnectWait),
@@ -116,7 +129,7 @@ func runAgent(ctx context.Context, natsURL string, cfg nodeagent.Config, stderr 
 				subject = s.Subject
 			}
 			log.Warn("NATS error", "subject", subject, "err", err)
-		}),
+		}))...,
 	)
 	if err != nil {
 		return fmt.Errorf("agent: connect to %s: %w", natsURL, err)

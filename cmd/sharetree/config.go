@@ -25,10 +25,12 @@ type configFlags struct {
 	url     string
 	output  string
 	timeout time.Duration
+	nkey    string
 }
 
 func (c *configFlags) add(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
+	cmd.PersistentFlags().StringVar(&c.nkey, "nkey", "", "file holding this client's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it (changes need an admin's)")
 	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table, json or yaml")
 	// Longer than the service's own treeconf.RequestTimeout, so a slow
 	// request ends with the service's error rather than a client timeout.
@@ -53,7 +55,11 @@ func (c *configFlags) connect() (*nats.Conn, *treeconf.Client, error) {
 	if err := c.check(); err != nil {
 		return nil, nil, err
 	}
-	nc, err := nats.Connect(c.url, nats.Name("sharetree-cli"))
+	opts, err := cliAuth(c.nkey)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := nats.Connect(c.url, append(opts, nats.Name("sharetree-cli"))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", c.url, err)
 	}

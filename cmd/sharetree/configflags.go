@@ -21,6 +21,8 @@ var serverFlags = map[string]string{
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
 	"StorageProbePeriod":           "storage-probe-period",
+	"Auth":                         "auth",
+	"NKey":                         "nkey",
 	"Leader.Name":                  "server-name",
 	"Leader.TTL":                   "lease-ttl",
 }

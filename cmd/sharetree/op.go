@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/internal/client"
+	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/pbyaml"
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -27,10 +28,12 @@ type clientFlags struct {
 	url     string
 	output  string
 	timeout time.Duration
+	nkey    string
 }
 
 func (c *clientFlags) add(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
+	cmd.PersistentFlags().StringVar(&c.nkey, "nkey", "", "file holding this client's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it")
 	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: json or table")
 	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each request")
 }
@@ -42,11 +45,28 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 	if c.timeout <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--timeout %s must be positive", c.timeout)}
 	}
-	nc, err := nats.Connect(c.url, nats.Name("sharetree-cli"))
+	opts, err := cliAuth(c.nkey)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := nats.Connect(c.url, append(opts, nats.Name("sharetree-cli"))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", c.url, err)
 	}
 	return nc, client.New(nc, c.timeout), nil
+}
+
+// cliAuth are the connection options of a client whose nkey seed is in
+// the file seed ("": none).
+func cliAuth(seed string) ([]nats.Option, error) {
+	if seed == "" {
+		return nil, nil
+	}
+	key, err := natsauth.ReadSeed(seed)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--nkey: %w", err)}
+	}
+	return natsauth.ClientOptions(key)
 }
 
 // with connects, runs f with a client and a context bounded by timeout,

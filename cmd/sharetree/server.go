@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/treeconf"
@@ -25,7 +26,7 @@ func defaultTrees() *scenario.TreesFile {
 func newServerCmd() *cobra.Command {
 	cfg := server.DefaultConfig()
 	var (
-		pools, logLevel string
+		pools, logLevel, authFile, nkeyFile string
 	)
 	cfg.Port = 4222
 	cfg.HTTPAddr = server.DefaultHTTPAddr
@@ -48,6 +49,16 @@ func newServerCmd() *cobra.Command {
 				// engine's own checks above do not all cover.
 				if err := treeconf.CheckTrees(cfg.Trees); err != nil {
 					return usageError{fmt.Errorf("%s: %w", pools, err)}
+				}
+			}
+			if authFile != "" {
+				if cfg.Auth, err = natsauth.ReadFile(authFile); err != nil {
+					return usageError{fmt.Errorf("--auth: %w", err)}
+				}
+			}
+			if nkeyFile != "" {
+				if cfg.NKey, err = natsauth.ReadSeed(nkeyFile); err != nil {
+					return usageError{fmt.Errorf("--nkey: %w", err)}
 				}
 			}
 			if err := cfg.Validate(); err != nil {
@@ -97,6 +108,8 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.Actors.JournalBatchInterval, "journal-batch-interval", cfg.Actors.JournalBatchInterval, "least time between two fsynced writes of the completions journal (completed jobs are acknowledged to their nodes once stored; capped at half of --heartbeat-period; 0: write as soon as the previous write ended)")
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
+	f.StringVar(&authFile, "auth", "", "auth file securing the embedded NATS server: the nkeys of its admins, clients and agents (see docs/OPERATIONS.md); without it anyone may connect")
+	f.StringVar(&nkeyFile, "nkey", "", "file holding the scheduler's nkey seed, to join a NATS server (--nats-url) that requires one")
 	f.DurationVar(&cfg.StorageProbePeriod, "storage-probe-period", cfg.StorageProbePeriod, "how often the scheduler checks that JetStream answers (and, while a bucket refuses writes, tries one): while the storage takes no writes, no job starts")
 	f.StringVar(&cfg.Leader.Name, "server-name", cfg.Leader.Name, "this server's name in the leader lease (default: the host name); servers sharing a NATS server (--nats-url) need distinct names, and a server restarted under its name takes its lease over at once")
 	f.DurationVar(&cfg.Leader.TTL, "lease-ttl", cfg.Leader.TTL, "how long the leader lease lives unrenewed (whole seconds, at least 2s): a standby takes over within it after the leader dies; the leader renews every third of it and stops acting after two thirds without a renewal")

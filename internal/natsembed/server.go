@@ -35,6 +35,9 @@ type Config struct {
 	// ServerName names the server in logs and monitoring. Default
 	// "sharetree".
 	ServerName string
+	// Nkeys, when set, are the only users that may connect, each with its
+	// permissions (see internal/natsauth); nil lets anyone connect.
+	Nkeys []*server.NkeyUser
 }
 
 // Default returns the defaults with the given store directory.
@@ -80,6 +83,7 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 		NoLog:              true,
 		JetStreamMaxMemory: 1 << 30,
 		JetStreamMaxStore:  8 << 30,
+		Nkeys:              cfg.Nkeys,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

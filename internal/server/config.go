@@ -10,6 +10,7 @@ import (
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/internal/leader"
+	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/scenario"
 )
 
@@ -60,6 +61,14 @@ type Config struct {
 	// EventBuffer is how many events may wait to be published before new
 	// ones are dropped and counted (default 65536).
 	EventBuffer int
+	// Auth, when set, secures the embedded NATS server: only its users
+	// connect, each with its role's permissions (see internal/natsauth);
+	// the scheduler connects with a key it makes at start. It does not
+	// apply with NATSURL, whose operator sets the users (give the
+	// scheduler's key in NKey then).
+	Auth *natsauth.File
+	// NKey is the key the scheduler connects to NATSURL with (nil: none).
+	NKey *natsauth.Key
 	// StorageProbePeriod is how often the server asks JetStream whether it
 	// is up, and, while a bucket refuses writes, tries a write to it (see
 	// storageHealth): while the storage takes no writes, no job starts. A
@@ -123,6 +132,10 @@ func (c *Config) Validate() error {
 	switch {
 	case c.NATSURL == "" && c.DataDir == "":
 		return bad("DataDir", "is required with the embedded NATS server")
+	case c.NATSURL != "" && c.Auth != nil:
+		return bad("Auth", "secures the embedded NATS server only; with NATSURL its operator sets the users (give the scheduler's key in NKey)")
+	case c.NATSURL == "" && c.NKey != nil:
+		return bad("NKey", "is the key for NATSURL; the embedded server's scheduler key is made at start (set Auth to secure it)")
 	case c.NATSURL == "" && (c.Port < -1 || c.Port > 65535):
 		return bad("Port", "must be a port (0 to 65535) or -1 for any free one, got %d", c.Port)
 	case c.Trees == nil || len(c.Trees.Trees) == 0:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/leader"
+	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/natsembed"
 	"github.com/sharetree/sharetree/internal/orchid"
 	"github.com/sharetree/sharetree/internal/treeconf"
@@ -83,9 +84,21 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}()
 	url := cfg.NATSURL
+	var opts []nats.Option // the scheduler's credentials
+	if cfg.NKey != nil {
+		opts = append(opts, cfg.NKey.Option())
+	}
 	if url == "" {
 		ec := natsembed.Default(cfg.DataDir)
 		ec.Host, ec.Port, ec.SyncAlways = cfg.Listen, cfg.Port, cfg.SyncAlways
+		if cfg.Auth != nil {
+			key, err := natsauth.NewKey()
+			if err != nil {
+				return nil, fmt.Errorf("the scheduler's nkey: %w", err)
+			}
+			ec.Nkeys = natsauth.Users(cfg.Auth, key.Public())
+			opts = append(opts, key.Option())
+		}
 		emb, err := natsembed.Start(ec, cfg.Logger)
 		if err != nil {
 			return nil, err
@@ -93,7 +106,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.embedded, url = emb, emb.ClientURL()
 	}
 	var err error
-	if s.nc, err = connect(url, "sharetree-scheduler"); err != nil {
+	if s.nc, err = connect(url, "sharetree-scheduler", opts...); err != nil {
 		return nil, err
 	}
 	nc := s.nc.nc
@@ -207,7 +220,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("configuration service: %w", err)
 	}
-	if s.svcConn, err = connect(url, "sharetree-scheduler-service"); err != nil {
+	if s.svcConn, err = connect(url, "sharetree-scheduler-service", opts...); err != nil {
 		return nil, err
 	}
 	svc, err := micro.AddService(s.svcConn.nc, micro.Config{
@@ -251,10 +264,10 @@ type conn struct {
 	closed chan struct{}
 }
 
-func connect(url, name string) (*conn, error) {
+func connect(url, name string, opts ...nats.Option) (*conn, error) {
 	c := &conn{closed: make(chan struct{})}
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }))
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) })}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
 	}

@@ -1,0 +1,245 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sharetree/sharetree/internal/client"
+	"github.com/sharetree/sharetree/internal/natsauth"
+	"github.com/sharetree/sharetree/internal/orchid"
+	"github.com/sharetree/sharetree/internal/scenario"
+	"github.com/sharetree/sharetree/internal/server"
+	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/treeconf"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/nodeagent"
+	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
+)
+
+// asyncErrors collects a connection's asynchronous errors (permission
+// violations among them).
+type asyncErrors struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (a *asyncErrors) handler() nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.errs = append(a.errs, err.Error())
+	})
+}
+
+// expect waits for an error that contains want.
+func (a *asyncErrors) expect(t *testing.T, want string) {
+	t.Helper()
+	testutil.WaitFor(t, 10*time.Second, "the error "+want, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, e := range a.errs {
+			if strings.Contains(e, want) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func newKey(t *testing.T) *natsauth.Key {
+	t.Helper()
+	k, err := natsauth.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestAgentsAndClientsAreConfinedToTheirSubjects (reliability test 15):
+// the embedded NATS server of a scheduler started with an auth file lets
+// only its users in, each within its role. An agent runs its node's jobs
+// and cannot speak for another node, read another node's signals or
+// replies, or submit operations; a client submits and reads but cannot
+// change the configuration or heartbeat; an admin can change it.
+func TestAgentsAndClientsAreConfinedToTheirSubjects(t *testing.T) {
+	admin, cli, n1, n2 := newKey(t), newKey(t), newKey(t), newKey(t)
+	auth, err := natsauth.Parse("auth.yaml", []byte(fmt.Sprintf(`version: 1
+admins: [{name: ops, nkey: %s}]
+clients: [{name: ci, nkey: %s}]
+agents:
+  - {node: n1, nkey: %s}
+  - {node: n2, nkey: %s}
+`, admin.Public(), cli.Public(), n1.Public(), n2.Public())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.DataDir, cfg.Trees, cfg.HTTPAddr, cfg.Auth = t.TempDir(), trees, "", auth
+	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := server.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	url := srv.URL()
+	connect := func(errs *asyncErrors, opts ...nats.Option) *nats.Conn {
+		t.Helper()
+		if errs != nil {
+			opts = append(opts, errs.handler())
+		}
+		nc, err := nats.Connect(url, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+
+	// No credentials, or a key the file does not list: refused.
+	if nc, err := nats.Connect(url); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Fatalf("connect without credentials: %v, want an authorization violation", err)
+	}
+	if nc, err := nats.Connect(url, newKey(t).Option()); err == nil {
+		nc.Close()
+		t.Fatal("connected with a key the auth file does not list")
+	}
+
+	// The agent of n1 runs the jobs of an operation the client submits.
+	agentOpts, err := natsauth.AgentOptions("n1", n1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentErrs asyncErrors
+	agentConn := connect(&agentErrs, agentOpts...)
+	acfg := nodeagent.DefaultConfig("n1", scheduler.Resources{scheduler.CPU: 2, scheduler.UserSlots: 2})
+	acfg.HeartbeatPeriod, acfg.WorkDir = 50*time.Millisecond, t.TempDir()
+	agent, err := nodeagent.New(acfg, agentConn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stopAgent := context.WithCancel(context.Background())
+	var agentDone sync.WaitGroup
+	agentDone.Go(func() { _ = agent.Run(actx) })
+	t.Cleanup(func() { stopAgent(); agentDone.Wait() })
+
+	clientOpts, err := natsauth.ClientOptions(cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clientErrs asyncErrors
+	clientConn := connect(&clientErrs, clientOpts...)
+	cl := client.New(clientConn, 5*time.Second)
+	id, err := cl.Submit(context.Background(), simulated("light", 2, 1, 100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 20*time.Second, "the operation to complete on n1", func() bool {
+		st, err := cl.Get(context.Background(), id)
+		return err == nil && st.GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
+	})
+	if _, err := cl.List(context.Background(), &pb.ListOperationsRequest{}); err != nil {
+		t.Errorf("the client's listing: %v", err)
+	}
+	if _, err := orchid.NewClient(cl).Get(context.Background(), subjects.OrchidPath{Kind: subjects.OrchidTrees}); err != nil {
+		t.Errorf("the client's orchid read: %v", err)
+	}
+	// It reads the events stream as `sharetree events` does.
+	js, err := jetstream.New(clientConn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ectx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	filter, _ := subjects.EventsFilter("", subjects.EventOperation)
+	cons, err := js.OrderedConsumer(ectx, subjects.EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	if err != nil {
+		t.Fatalf("the client's events consumer: %v", err)
+	}
+	if _, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
+		t.Errorf("the client's first event: %v", err)
+	}
+	conf := treeconf.NewClient(clientConn, 5*time.Second)
+	if _, err := conf.GetPool(context.Background(), "physical", "light"); err != nil {
+		t.Errorf("the client's configuration read: %v", err)
+	}
+
+	// An admin sees every heartbeat subject. n1 sends a heartbeat on n2's
+	// subject, then one on its own: the admin gets only the second.
+	adminConn := connect(nil, admin.Option())
+	seen, err := adminConn.SubscribeSync(subjects.NodeHeartbeatAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adminConn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	hb2, _ := subjects.NodeHeartbeat("n2")
+	hb1, _ := subjects.NodeHeartbeat("n1")
+	if err := agentConn.Publish(hb2, []byte("as n2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := agentConn.Publish(hb1, []byte("marker")); err != nil {
+		t.Fatal(err)
+	}
+	agentErrs.expect(t, `Permissions Violation for Publish to "`+hb2+`"`)
+	for {
+		m, err := seen.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("the admin did not see n1's own heartbeat: %v", err)
+		}
+		if m.Subject == hb2 {
+			t.Fatalf("n1's heartbeat on n2's subject reached the admin: %q", m.Data)
+		}
+		if string(m.Data) == "marker" {
+			break // (n1's real heartbeats come through too)
+		}
+	}
+
+	// n1 cannot read n2's signals or replies, nor submit.
+	sig2, _ := subjects.NodeSignal("n2")
+	inbox2, _ := subjects.AgentInbox("n2")
+	for _, subj := range []string{sig2, inbox2 + ".>"} {
+		if _, err := agentConn.SubscribeSync(subj); err != nil {
+			t.Fatal(err)
+		}
+		agentErrs.expect(t, `Permissions Violation for Subscription to "`+subj+`"`)
+	}
+	if _, err := client.New(agentConn, 500*time.Millisecond).Submit(context.Background(), simulated("light", 1, 1, time.Second)); err == nil {
+		t.Error("an agent submitted an operation")
+	}
+	agentErrs.expect(t, `Permissions Violation for Publish to "`+subjects.OpSubmit()+`"`)
+
+	// The client cannot change the configuration or heartbeat; the admin
+	// can change the configuration.
+	set := &pb.SetPoolRequest{Tree: "physical", Pool: "light", Key: "weight", Value: "2"}
+	if _, err := treeconf.NewClient(clientConn, 500*time.Millisecond).SetPool(context.Background(), set); err == nil {
+		t.Error("a client changed the configuration")
+	}
+	setSubject, _ := subjects.ConfigPool("physical", "light", subjects.PoolSet)
+	clientErrs.expect(t, `Permissions Violation for Publish to "`+setSubject+`"`)
+	if err := clientConn.Publish(hb1, []byte("as n1")); err != nil {
+		t.Fatal(err)
+	}
+	clientErrs.expect(t, `Permissions Violation for Publish to "`+hb1+`"`)
+	if _, err := treeconf.NewClient(adminConn, 5*time.Second).SetPool(context.Background(), set); err != nil {
+		t.Errorf("the admin's configuration change: %v", err)
+	}
+}
