@@ -32,6 +32,7 @@ type agentFlags struct {
 	workDir   string
 	logLevel  string
 	nkey      string
+	tlsCA     string
 }
 
 func newAgentCmd() *cobra.Command {
@@ -59,6 +60,12 @@ func newAgentCmd() *cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("agent: --node-id: %w", err)}
 			}
+			if f.tlsCA != "" {
+				if _, err := os.Stat(f.tlsCA); err != nil {
+					return usageError{fmt.Errorf("agent: --tls-ca: %w", err)}
+				}
+				auth = append(auth, nats.RootCAs(f.tlsCA))
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runAgent(ctx, f.natsURL, cfg, cmd.ErrOrStderr(), level, auth...)
@@ -72,6 +79,7 @@ func newAgentCmd() *cobra.Command {
 	fl.DurationVar(&f.period, "heartbeat-period", nodeagent.DefaultHeartbeatPeriod, "time between heartbeats (the scheduler may change it)")
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for jobs' temporary directories (default the system temp dir)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the certificate authority to trust for a NATS server that requires TLS (default: the system's)")
 	fl.StringVar(&f.nkey, "nkey", "", "file holding this agent's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it; the agent receives on its own inbox, _INBOX_<node-id>, either way")
 	return cmd
 }

@@ -26,9 +26,11 @@ type configFlags struct {
 	output  string
 	timeout time.Duration
 	nkey    string
+	tlsCA   string
 }
 
 func (c *configFlags) add(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the certificate authority to trust for a NATS server that requires TLS (default: the system's)")
 	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
 	cmd.PersistentFlags().StringVar(&c.nkey, "nkey", "", "file holding this client's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it (changes need an admin's)")
 	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table, json or yaml")
@@ -55,7 +57,7 @@ func (c *configFlags) connect() (*nats.Conn, *treeconf.Client, error) {
 	if err := c.check(); err != nil {
 		return nil, nil, err
 	}
-	opts, err := cliAuth(c.nkey)
+	opts, err := cliAuth(c.nkey, c.tlsCA)
 	if err != nil {
 		return nil, nil, err
 	}

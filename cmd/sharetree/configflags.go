@@ -23,6 +23,8 @@ var serverFlags = map[string]string{
 	"StorageProbePeriod":           "storage-probe-period",
 	"Auth":                         "auth",
 	"NKey":                         "nkey",
+	"TLSCert":                      "tls-cert",
+	"TLSCA":                        "tls-ca",
 	"Leader.Name":                  "server-name",
 	"Leader.TTL":                   "lease-ttl",
 }

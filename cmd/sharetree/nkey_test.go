@@ -37,7 +37,7 @@ func TestNkeyWritesASeedAndPrintsItsPublicKey(t *testing.T) {
 	}
 }
 
-func TestServerAuthFlagsRefuseBadInput(t *testing.T) {
+func TestServerAuthAndTLSFlagsRefuseBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, "auth.yaml", "version: 1\nagents:\n  - {node: n1, nkey: nope}\n")
 	seed := filepath.Join(dir, "s.nk")
@@ -57,6 +57,12 @@ func TestServerAuthFlagsRefuseBadInput(t *testing.T) {
 		{[]string{"server", "--nkey", seed}, "--nkey"},
 		{[]string{"agent", "--node-id", "n1", "--resources", "cpu=1", "--nkey", bad}, "agent: --nkey: "},
 		{[]string{"op", "list", "--nkey", bad}, "--nkey: "},
+		{[]string{"server", "--tls-cert", bad}, "--tls-cert"},
+		{[]string{"server", "--tls-cert", bad, "--tls-key", bad}, "--tls-cert, --tls-key: "},
+		{[]string{"server", "--tls-ca", bad}, "--tls-ca"},
+		{[]string{"op", "list", "--tls-ca", filepath.Join(dir, "missing.pem")}, "--tls-ca: "},
+		{[]string{"pool", "get", "physical/a", "--tls-ca", filepath.Join(dir, "missing.pem")}, "--tls-ca: "},
+		{[]string{"agent", "--node-id", "n1", "--resources", "cpu=1", "--tls-ca", filepath.Join(dir, "missing.pem")}, "agent: --tls-ca: "},
 	} {
 		if code, _, errOut := runCLI(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)

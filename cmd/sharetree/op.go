@@ -29,9 +29,11 @@ type clientFlags struct {
 	output  string
 	timeout time.Duration
 	nkey    string
+	tlsCA   string
 }
 
 func (c *clientFlags) add(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the certificate authority to trust for a NATS server that requires TLS (default: the system's)")
 	cmd.PersistentFlags().StringVar(&c.url, "nats-url", nats.DefaultURL, "NATS server of the scheduler")
 	cmd.PersistentFlags().StringVar(&c.nkey, "nkey", "", "file holding this client's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it")
 	cmd.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: json or table")
@@ -45,7 +47,7 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 	if c.timeout <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--timeout %s must be positive", c.timeout)}
 	}
-	opts, err := cliAuth(c.nkey)
+	opts, err := cliAuth(c.nkey, c.tlsCA)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,16 +59,25 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 }
 
 // cliAuth are the connection options of a client whose nkey seed is in
-// the file seed ("": none).
-func cliAuth(seed string) ([]nats.Option, error) {
+// the file seed ("": none) and which trusts the certificate authority in
+// the file ca ("": the system's).
+func cliAuth(seed, ca string) ([]nats.Option, error) {
+	var opts []nats.Option
+	if ca != "" {
+		if _, err := os.Stat(ca); err != nil {
+			return nil, usageError{fmt.Errorf("--tls-ca: %w", err)}
+		}
+		opts = append(opts, nats.RootCAs(ca))
+	}
 	if seed == "" {
-		return nil, nil
+		return opts, nil
 	}
 	key, err := natsauth.ReadSeed(seed)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--nkey: %w", err)}
 	}
-	return natsauth.ClientOptions(key)
+	auth, err := natsauth.ClientOptions(key)
+	return append(opts, auth...), err
 }
 
 // with connects, runs f with a client and a context bounded by timeout,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"os"
@@ -54,6 +55,11 @@ func newServerCmd() *cobra.Command {
 			if authFile != "" {
 				if cfg.Auth, err = natsauth.ReadFile(authFile); err != nil {
 					return usageError{fmt.Errorf("--auth: %w", err)}
+				}
+			}
+			if cfg.TLSCert != "" && cfg.TLSKey != "" {
+				if _, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey); err != nil {
+					return usageError{fmt.Errorf("--tls-cert, --tls-key: %w", err)}
 				}
 			}
 			if nkeyFile != "" {
@@ -109,6 +115,9 @@ func newServerCmd() *cobra.Command {
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
 	f.StringVar(&authFile, "auth", "", "auth file securing the embedded NATS server: the nkeys of its admins, clients and agents (see docs/OPERATIONS.md); without it anyone may connect")
+	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate the embedded NATS server presents; with --tls-key, every client must then use TLS (clients and agents take --tls-ca)")
+	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM key of --tls-cert")
+	f.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the certificate authority to trust when joining a NATS server (--nats-url) over TLS (default: the system's)")
 	f.StringVar(&nkeyFile, "nkey", "", "file holding the scheduler's nkey seed, to join a NATS server (--nats-url) that requires one")
 	f.DurationVar(&cfg.StorageProbePeriod, "storage-probe-period", cfg.StorageProbePeriod, "how often the scheduler checks that JetStream answers (and, while a bucket refuses writes, tries one): while the storage takes no writes, no job starts")
 	f.StringVar(&cfg.Leader.Name, "server-name", cfg.Leader.Name, "this server's name in the leader lease (default: the host name); servers sharing a NATS server (--nats-url) need distinct names, and a server restarted under its name takes its lease over at once")

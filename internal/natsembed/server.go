@@ -38,6 +38,10 @@ type Config struct {
 	// Nkeys, when set, are the only users that may connect, each with its
 	// permissions (see internal/natsauth); nil lets anyone connect.
 	Nkeys []*server.NkeyUser
+	// TLSCertFile and TLSKeyFile, when set (both), are the certificate
+	// and key the server presents: every client connection must then use
+	// TLS (in-process connections excepted).
+	TLSCertFile, TLSKeyFile string
 }
 
 // Default returns the defaults with the given store directory.
@@ -56,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: max payload %d must be positive", ErrConfig, c.MaxPayload)
 	case c.StartTimeout <= 0:
 		return fmt.Errorf("%w: start timeout %s must be positive", ErrConfig, c.StartTimeout)
+	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
+		return fmt.Errorf("%w: TLS needs both a certificate and a key file (certificate %q, key %q)", ErrConfig, c.TLSCertFile, c.TLSKeyFile)
 	}
 	return nil
 }
@@ -84,6 +90,13 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 		JetStreamMaxMemory: 1 << 30,
 		JetStreamMaxStore:  8 << 30,
 		Nkeys:              cfg.Nkeys,
+	}
+	if cfg.TLSCertFile != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile})
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS: %w", ErrConfig, err)
+		}
+		opts.TLSConfig, opts.TLS, opts.TLSTimeout = tc, true, 2
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

@@ -69,6 +69,13 @@ type Config struct {
 	Auth *natsauth.File
 	// NKey is the key the scheduler connects to NATSURL with (nil: none).
 	NKey *natsauth.Key
+	// TLSCert and TLSKey (PEM files, both or neither) make the embedded
+	// NATS server require TLS of every client, presenting this
+	// certificate; the scheduler's own connections are in-process.
+	TLSCert, TLSKey string
+	// TLSCA (a PEM file) is the certificate authority the scheduler
+	// trusts when it joins NATSURL over TLS ("": the system's).
+	TLSCA string
 	// StorageProbePeriod is how often the server asks JetStream whether it
 	// is up, and, while a bucket refuses writes, tries a write to it (see
 	// storageHealth): while the storage takes no writes, no job starts. A
@@ -134,6 +141,12 @@ func (c *Config) Validate() error {
 		return bad("DataDir", "is required with the embedded NATS server")
 	case c.NATSURL != "" && c.Auth != nil:
 		return bad("Auth", "secures the embedded NATS server only; with NATSURL its operator sets the users (give the scheduler's key in NKey)")
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return bad("TLSCert", "and TLSKey go together (certificate %q, key %q)", c.TLSCert, c.TLSKey)
+	case c.NATSURL != "" && c.TLSCert != "":
+		return bad("TLSCert", "is the embedded NATS server's certificate; with NATSURL its operator sets TLS (give the CA in TLSCA)")
+	case c.NATSURL == "" && c.TLSCA != "":
+		return bad("TLSCA", "is the authority to trust for NATSURL; the scheduler reaches its embedded server in-process")
 	case c.NATSURL == "" && c.NKey != nil:
 		return bad("NKey", "is the key for NATSURL; the embedded server's scheduler key is made at start (set Auth to secure it)")
 	case c.NATSURL == "" && (c.Port < -1 || c.Port > 65535):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.NKey != nil {
 		opts = append(opts, cfg.NKey.Option())
 	}
+	if cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
 	if url == "" {
 		ec := natsembed.Default(cfg.DataDir)
 		ec.Host, ec.Port, ec.SyncAlways = cfg.Listen, cfg.Port, cfg.SyncAlways
@@ -99,11 +103,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			ec.Nkeys = natsauth.Users(cfg.Auth, key.Public())
 			opts = append(opts, key.Option())
 		}
+		ec.TLSCertFile, ec.TLSKeyFile = cfg.TLSCert, cfg.TLSKey
 		emb, err := natsembed.Start(ec, cfg.Logger)
 		if err != nil {
 			return nil, err
 		}
 		s.embedded, url = emb, emb.ClientURL()
+		if cfg.TLSCert != "" {
+			// In-process connections need no TLS (nor a certificate for
+			// the loopback address): the URL says nats, not tls.
+			opts = append(opts, nats.InProcessServer(emb.Server))
+			url = "nats://" + strings.TrimPrefix(url, "tls://")
+		}
 	}
 	var err error
 	if s.nc, err = connect(url, "sharetree-scheduler", opts...); err != nil {
@@ -287,7 +298,12 @@ func (c *conn) drain(timeout time.Duration) {
 }
 
 // URL is the NATS URL clients and agents connect to.
-func (s *Server) URL() string { return s.nc.nc.ConnectedUrl() }
+func (s *Server) URL() string {
+	if s.embedded != nil {
+		return s.embedded.ClientURL()
+	}
+	return s.nc.nc.ConnectedUrl()
+}
 
 // System is the running actor system.
 func (s *Server) System() *actors.System { return s.sys }
