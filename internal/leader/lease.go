@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sharetree/sharetree/internal/jsutil"
 	"github.com/sharetree/sharetree/subjects"
 )
 
@@ -124,7 +125,7 @@ func (l *Lease) try(ctx context.Context) (won bool, holder string, err error) {
 	}
 	rev, err = l.write(ctx, e.Revision())
 	if err != nil {
-		if conflict(err) {
+		if jsutil.CASConflict(err) {
 			return false, holder, nil
 		}
 		return false, holder, err
@@ -184,7 +185,7 @@ func (l *Lease) run() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewPeriod)
 		rev, err := l.write(ctx, l.rev)
-		if err != nil && conflict(err) {
+		if err != nil && jsutil.CASConflict(err) {
 			// The write may have been stored with its answer lost: then the
 			// key holds this process's value.
 			if e, gerr := l.kv.Get(ctx, subjects.LeaseKey); gerr == nil && string(e.Value()) == l.value {
@@ -197,7 +198,7 @@ func (l *Lease) run() {
 			l.taken(rev, sent)
 			lastErr = nil
 			t.Reset(l.cfg.RenewPeriod)
-		case conflict(err):
+		case jsutil.CASConflict(err):
 			l.lose(fmt.Errorf("%w: another server took it (holder %q)", ErrLost, l.holder()))
 			return
 		default:
@@ -280,7 +281,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		return nil
 	}
 	err := l.kv.Delete(ctx, subjects.LeaseKey, jetstream.LastRevision(l.rev))
-	if err != nil && !conflict(err) {
+	if err != nil && !jsutil.CASConflict(err) {
 		return fmt.Errorf("leader: release the lease: %w", err)
 	}
 	l.cfg.Logger.Info("leader lease released", "name", l.cfg.Name)
@@ -337,15 +338,4 @@ func (l *Lease) watch(ctx context.Context) <-chan struct{} {
 func holderName(value string) string {
 	name, _, _ := strings.Cut(value, " ")
 	return name
-}
-
-// conflict reports whether err is a compare-and-set write refused because
-// the key changed.
-func conflict(err error) bool {
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return true
-	}
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) &&
-		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

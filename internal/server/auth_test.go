@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +14,9 @@ import (
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/orchid"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	"github.com/sharetree/sharetree/internal/treeconf"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
@@ -83,19 +81,10 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees, cfg.HTTPAddr, cfg.Auth = t.TempDir(), trees, "", auth
-	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := servertest.StartServer(t, treesYAML, func(c *server.Config) {
+		c.HTTPAddr, c.Auth = "", auth
+		c.Actors.HeartbeatPeriod = 50 * time.Millisecond
+	})
 	url := srv.URL()
 	connect := func(errs *asyncErrors, opts ...nats.Option) *nats.Conn {
 		t.Helper()

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sharetree/sharetree/internal/jsutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -118,12 +119,8 @@ func bumpEpoch(ctx context.Context, kv jetstream.KeyValue) (epoch, rev uint64, e
 }
 
 // casConflict reports whether a compare-and-set write failed only because
-// another writer came first (worth another try).
+// another writer came first (worth another try): jsutil.CASConflict, or a
+// key gone between a read and an update.
 func casConflict(err error) bool {
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
-		return true
-	}
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) &&
-		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.Is(err, jetstream.ErrKeyNotFound) || jsutil.CASConflict(err)
 }

@@ -2,17 +2,15 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
@@ -70,18 +68,8 @@ func TestTLSIsRequiredWhenConfigured(t *testing.T) {
 // startTLS starts a scheduler whose embedded NATS server presents cert.
 func startTLS(t *testing.T, cert, key string) *server.Server {
 	t.Helper()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.Trees, cfg.HTTPAddr, cfg.TLSCert, cfg.TLSKey = t.TempDir(), trees, "", cert, key
-	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv
+	return servertest.StartServer(t, treesYAML, func(c *server.Config) {
+		c.HTTPAddr, c.TLSCert, c.TLSKey = "", cert, key
+		c.Actors.HeartbeatPeriod = 50 * time.Millisecond
+	})
 }

@@ -27,6 +27,19 @@ import (
 // test.
 func Start(t testing.TB, treesDoc string, configure func(*server.Config)) (*server.Server, *nats.Conn) {
 	t.Helper()
+	srv := StartServer(t, treesDoc, configure)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return srv, nc
+}
+
+// StartServer is Start without the client connection: for a server whose
+// NATS wants credentials or TLS of its clients.
+func StartServer(t testing.TB, treesDoc string, configure func(*server.Config)) *server.Server {
+	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	if treesDoc != "" {
@@ -45,12 +58,7 @@ func Start(t testing.TB, treesDoc string, configure func(*server.Config)) (*serv
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return srv, nc
+	return srv
 }
 
 // StartAgent runs an in-process node agent with simulated jobs (id, res,
