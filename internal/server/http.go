@@ -47,9 +47,9 @@ type httpServer struct {
 	done chan error
 }
 
-// startHTTP listens on addr and serves /orchid/ and /metrics (the
-// orchid's, the Go runtime's, the process's and extra).
-func startHTTP(addr string, o *orchid.Orchid, extra ...prometheus.Collector) (*httpServer, error) {
+// startHTTP listens on addr and serves /orchid/, /healthz (see Health) and
+// /metrics (the orchid's, the Go runtime's, the process's and extra).
+func startHTTP(addr string, o *orchid.Orchid, health func() Health, extra ...prometheus.Collector) (*httpServer, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range append([]prometheus.Collector{
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), orchid.NewCollector(o),
@@ -60,6 +60,7 @@ func startHTTP(addr string, o *orchid.Orchid, extra ...prometheus.Collector) (*h
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/orchid/", o.Handler())
+	mux.Handle("GET /healthz", healthHandler(health))
 	// A scrape asks every tree actor for its counts: more than a few at
 	// once are refused with 503 (promhttp's own bound) instead of queueing
 	// on the tree actors.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/orchid"
+	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
@@ -354,6 +355,15 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		if code != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("/metrics (%d) lacks %s", code, want)
 		}
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h server.Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || resp.StatusCode != 200 || !h.Leading || !h.StorageAvailable || h.Epoch != 1 || h.Name == "" {
+		t.Errorf("/healthz: %d %+v %v; want 200, leading, storage available, epoch 1, a name", resp.StatusCode, h, err)
 	}
 }
 

@@ -255,11 +255,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.HTTPAddr != "" {
-		if s.http, err = startHTTP(cfg.HTTPAddr, o, s.counters()...); err != nil {
+		if s.http, err = startHTTP(cfg.HTTPAddr, o, s.Health, s.counters()...); err != nil {
 			return nil, err
 		}
 		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
-			"metrics", "http://"+s.http.addr()+"/metrics")
+			"metrics", "http://"+s.http.addr()+"/metrics", "health", "http://"+s.http.addr()+"/healthz")
 	}
 	s.closing, s.stepDownDone = make(chan struct{}), make(chan struct{})
 	go s.stepDownOnLoss()

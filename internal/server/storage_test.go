@@ -2,6 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,11 +55,23 @@ func TestSchedulerFailsClosedWhileJetStreamIsDown(t *testing.T) {
 	if s := agent.Stats(); s.UnackedFinishedJobs == 0 {
 		t.Errorf("the completions were acknowledged with the journal down")
 	}
+	// /healthz says so.
+	code, body := healthz(t, srv)
+	var h server.Health
+	if err := json.Unmarshal(body, &h); err != nil {
+		t.Fatalf("/healthz %q: %v", body, err)
+	}
+	if code != http.StatusServiceUnavailable || h.StorageAvailable || !h.Leading || !slices.Contains(h.FailingStores, "jetstream") {
+		t.Errorf("/healthz with JetStream down: %d %s; want 503, leading, storage unavailable, jetstream failing", code, body)
+	}
 
 	if err := srv.Embedded().StartJetStream(); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 20*time.Second, "the scheduler to notice the storage is back", srv.StorageAvailable)
+	if code, body := healthz(t, srv); code != http.StatusOK {
+		t.Errorf("/healthz with JetStream back: %d %s; want 200", code, body)
+	}
 	var st *pb.OperationStatus
 	testutil.WaitFor(t, 60*time.Second, "the operation to complete", func() bool {
 		st, err = cl.Get(context.Background(), id)
@@ -67,4 +83,19 @@ func TestSchedulerFailsClosedWhileJetStreamIsDown(t *testing.T) {
 	if s := agent.Stats(); s.JobsStarted != 4 || s.JobsAborted != 0 {
 		t.Errorf("agent: %d jobs started, %d aborted; want 4 started once each, none aborted", s.JobsStarted, s.JobsAborted)
 	}
+}
+
+// healthz is the server's /healthz answer.
+func healthz(t *testing.T, srv *server.Server) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get("http://" + srv.HTTPAddr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
 }
