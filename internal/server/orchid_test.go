@@ -14,8 +14,8 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/orchid"
-	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/scenario"
+	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
