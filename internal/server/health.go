@@ -9,9 +9,11 @@ import (
 // when it is the leader and its storage takes writes; otherwise 503, with
 // the same document saying which is not so.
 type Health struct {
-	// Name is the server's name in the leader lease; Epoch its leader
-	// epoch.
+	// Name is the server's name in the leader lease; Role "leader" once it
+	// took the lease (Start returned), "standby" while it waits for it;
+	// Epoch its leader epoch (0 while standing by).
 	Name  string `json:"name"`
+	Role  string `json:"role"`
 	Epoch uint64 `json:"epoch"`
 	// Leading: the lease is held and renewed within its deadline.
 	Leading bool `json:"leading"`
@@ -21,10 +23,16 @@ type Health struct {
 	FailingStores    []string `json:"failing_stores,omitempty"`
 }
 
+// The roles of Health.
+const (
+	roleLeader  = "leader"
+	roleStandby = "standby"
+)
+
 // Health reports the server's health (see /healthz).
 func (s *Server) Health() Health {
 	return Health{
-		Name: s.cfg.Leader.Name, Epoch: s.epoch, Leading: s.lease.Valid(),
+		Name: s.cfg.Leader.Name, Role: roleLeader, Epoch: s.epoch, Leading: s.lease.Valid(),
 		StorageAvailable: s.storage.Available(), FailingStores: s.storage.failingStores(),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,42 +41,70 @@ func CheckHTTPAddr(addr string) error {
 // maxScrapesInFlight bounds the /metrics requests answered at once.
 const maxScrapesInFlight = 4
 
-// httpServer serves the orchid and the metrics.
+// httpServer serves the orchid, the health and the metrics. It listens
+// from the start of Start, while the server may still stand by for the
+// leader lease: until it leads (lead), /healthz answers 503 with the role
+// "standby" and /metrics the process's own metrics.
 type httpServer struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
+	srv     *http.Server
+	ln      net.Listener
+	done    chan error
+	handler atomic.Pointer[http.Handler]
 }
 
-// startHTTP listens on addr and serves /orchid/, /healthz (see Health) and
-// /metrics (the orchid's, the Go runtime's, the process's and extra).
-func startHTTP(addr string, o *orchid.Orchid, health func() Health, extra ...prometheus.Collector) (*httpServer, error) {
+// listenHTTP listens on addr and serves the standby's handler (see
+// httpServer).
+func listenHTTP(addr string, name string) (*httpServer, error) {
+	standby, err := metricsMux(func() Health { return Health{Name: name, Role: roleStandby} })
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("http listener: %w", err)
+	}
+	h := &httpServer{ln: ln, done: make(chan error, 1)}
+	h.setHandler(standby)
+	h.srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.handler.Load()).ServeHTTP(w, r) }),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+	}
+	go func() { h.done <- h.srv.Serve(ln) }()
+	return h, nil
+}
+
+func (h *httpServer) setHandler(m http.Handler) { h.handler.Store(&m) }
+
+// metricsMux serves /healthz (see Health) and /metrics: the Go runtime's,
+// the process's and extra.
+func metricsMux(health func() Health, extra ...prometheus.Collector) (*http.ServeMux, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range append([]prometheus.Collector{
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), orchid.NewCollector(o),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}, extra...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/orchid/", o.Handler())
 	mux.Handle("GET /healthz", healthHandler(health))
 	// A scrape asks every tree actor for its counts: more than a few at
 	// once are refused with 503 (promhttp's own bound) instead of queueing
 	// on the tree actors.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: maxScrapesInFlight}))
-	ln, err := net.Listen("tcp", addr)
+	return mux, nil
+}
+
+// lead serves the leader's handler: /orchid/, /healthz and /metrics (the
+// orchid's too, and extra).
+func (h *httpServer) lead(o *orchid.Orchid, health func() Health, extra ...prometheus.Collector) error {
+	mux, err := metricsMux(health, append([]prometheus.Collector{orchid.NewCollector(o)}, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("http listener: %w", err)
+		return err
 	}
-	h := &httpServer{
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute},
-		ln: ln, done: make(chan error, 1),
-	}
-	go func() { h.done <- h.srv.Serve(ln) }()
-	return h, nil
+	mux.Handle("/orchid/", o.Handler())
+	h.setHandler(mux)
+	return nil
 }
 
 // addr is the bound address.

@@ -2,8 +2,11 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -112,12 +115,24 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	standby := startStandby(t, sharedNATSConfig(t, ns.ClientURL(), "b"))
+	bcfg := sharedNATSConfig(t, ns.ClientURL(), "b")
+	bcfg.HTTPAddr = freeAddr(t)
+	standby := startStandby(t, bcfg)
 	leaseWrites(t, js, 4) // a renews past its TTL twice over
 	select {
 	case <-standby:
 		t.Fatal("the standby started while the leader held its lease")
 	default:
+	}
+	// The standby answers /healthz (503, its role) and /metrics meanwhile.
+	code, h := getHealth(t, bcfg.HTTPAddr)
+	if code != http.StatusServiceUnavailable || h.Role != "standby" || h.Leading || h.Name != "b" {
+		t.Errorf("the standby's /healthz: %d %+v; want 503, role standby, not leading, name b", code, h)
+	}
+	if resp, err := http.Get("http://" + bcfg.HTTPAddr + "/metrics"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the standby's /metrics: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	testutil.WaitFor(t, 10*time.Second, "a job to start under the first leader", func() bool { return agent.Stats().JobsStarted > 0 })
 
@@ -143,6 +158,9 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 	})
 	if j := st.GetJobs(); j.GetCompleted() != 8 || j.GetFailed() != 0 || j.GetAborted() != 0 {
 		t.Errorf("operation jobs %v, want 8 completed, none failed or aborted", j)
+	}
+	if code, h := getHealth(t, bcfg.HTTPAddr); code != http.StatusOK || h.Role != "leader" || !h.Leading || h.Epoch != b.Epoch() {
+		t.Errorf("the new leader's /healthz: %d %+v; want 200, role leader, leading, epoch %d", code, h, b.Epoch())
 	}
 	if s := agent.Stats(); s.JobsStarted != 8 || s.JobsAborted != 0 || s.LeaderEpoch != b.Epoch() {
 		t.Errorf("agent: %d jobs started, %d aborted, epoch %d; want 8 started once each, none aborted, epoch %d",
@@ -211,4 +229,31 @@ func TestOldLeaderIsFenced(t *testing.T) {
 			t.Fatalf("get during the takeover: %v", err)
 		}
 	}
+}
+
+// freeAddr is a loopback address with a port nobody listened on a moment
+// ago: a standby's HTTP listener, known before its Start returns.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// getHealth is the /healthz answer at addr.
+func getHealth(t *testing.T, addr string) (int, server.Health) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h server.Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, h
 }

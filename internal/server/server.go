@@ -84,6 +84,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.Close()
 		}
 	}()
+	if cfg.HTTPAddr != "" {
+		// Listening from the start: a standby answers /healthz too.
+		var err error
+		if s.http, err = listenHTTP(cfg.HTTPAddr, cfg.Leader.Name); err != nil {
+			return nil, err
+		}
+		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
+			"metrics", "http://"+s.http.addr()+"/metrics", "health", "http://"+s.http.addr()+"/healthz")
+	}
 	url := cfg.NATSURL
 	var opts []nats.Option // the scheduler's credentials
 	if cfg.NKey != nil {
@@ -254,12 +263,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.orchidSvc, err = orchid.NewService(nc, o); err != nil {
 		return nil, err
 	}
-	if cfg.HTTPAddr != "" {
-		if s.http, err = startHTTP(cfg.HTTPAddr, o, s.Health, s.counters()...); err != nil {
+	if s.http != nil {
+		if err := s.http.lead(o, s.Health, s.counters()...); err != nil {
 			return nil, err
 		}
-		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
-			"metrics", "http://"+s.http.addr()+"/metrics", "health", "http://"+s.http.addr()+"/healthz")
 	}
 	s.closing, s.stepDownDone = make(chan struct{}), make(chan struct{})
 	go s.stepDownOnLoss()
