@@ -140,10 +140,7 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 		if n.inflight != nil {
 			// One heartbeat at a time: what arrives while the placer works
 			// on the current one waits its turn.
-			switch m.(type) {
-			case *NodeHeartbeat, *nodeCheck:
-				n.deferred = append(n.deferred, m)
-			}
+			n.deferMessage(m)
 			return
 		}
 		n.handle(ctx, m)
@@ -174,6 +171,35 @@ func (n *nodeActor) setInflight(h *heartbeatInFlight) {
 		since = h.since.UnixNano()
 	}
 	n.live.inflight.Store(since)
+}
+
+// deferMessage keeps a heartbeat or a liveness check that arrived during a
+// pass for after it. At most one of each waits: a heartbeat is the node's
+// whole state, so a newer one supersedes the one waiting, which is
+// answered UNAVAILABLE at once (its agent gave up on it, or sent two at a
+// time); a second check adds nothing. A node flooding heartbeats holds no
+// more memory than one that does not.
+func (n *nodeActor) deferMessage(m any) {
+	switch m := m.(type) {
+	case *NodeHeartbeat:
+		for i, d := range n.deferred {
+			if old, ok := d.(*NodeHeartbeat); ok {
+				old.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "",
+					"node %s: heartbeat %d superseded by heartbeat %d while another was being processed",
+					n.id, old.Heartbeat.GetSequence(), m.Heartbeat.GetSequence()))
+				n.deferred[i] = m
+				return
+			}
+		}
+		n.deferred = append(n.deferred, m)
+	case *nodeCheck:
+		for _, d := range n.deferred {
+			if _, ok := d.(*nodeCheck); ok {
+				return
+			}
+		}
+		n.deferred = append(n.deferred, m)
+	}
 }
 
 // drainDeferred handles the messages that arrived during a pass, in
