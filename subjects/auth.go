@@ -23,7 +23,7 @@ func ClientInbox(pub string) (string, error) {
 
 // ClientRequests are the subjects a client may send requests to: the
 // operation API, the orchid, the configuration's reads, and what reading
-// the events stream with an ordered consumer takes.
+// the events stream with an ordered or a durable consumer takes.
 func ClientRequests() []string {
 	return []string{
 		join(Prefix, "op", ">"),
@@ -39,5 +39,6 @@ func ClientRequests() []string {
 		"$JS.API.CONSUMER.INFO." + EventsStream + ".>",
 		"$JS.API.CONSUMER.MSG.NEXT." + EventsStream + ".>",
 		"$JS.API.CONSUMER.DELETE." + EventsStream + ".>",
+		"$JS.ACK." + EventsStream + ".>",
 	}
 }

@@ -16,10 +16,16 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
+// durableMaxAckPending bounds the events a durable consumer has delivered
+// and not yet had acknowledged: at most this many are printed again after
+// a run is killed.
+const durableMaxAckPending = 256
+
 func newEventsCmd() *cobra.Command {
 	var cf clientFlags
 	var follow bool
-	var tree, kind string
+	var tree, kind, durable string
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Print the scheduler's events as JSON lines (from the events stream)",
@@ -28,6 +34,14 @@ func newEventsCmd() *cobra.Command {
 			filter, err := subjects.EventsFilter(tree, subjects.EventKind(kind))
 			if err != nil {
 				return usageError{err}
+			}
+			if durable != "" {
+				if err := subjects.ValidateToken("consumer name", durable); err != nil {
+					return usageError{fmt.Errorf("--durable: %w", err)}
+				}
+			}
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit %d: want 0 (no limit) or more", limit)}
 			}
 			cf.output = "json"
 			nc, _, err := cf.connect()
@@ -41,17 +55,31 @@ func newEventsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cons, err := js.OrderedConsumer(ctx, subjects.EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+			var cons jetstream.Consumer
+			if durable == "" {
+				cons, err = js.OrderedConsumer(ctx, subjects.EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+			} else {
+				// A durable consumer remembers what was acknowledged: the
+				// next run goes on from there.
+				cons, err = js.CreateOrUpdateConsumer(ctx, subjects.EventsStream, jetstream.ConsumerConfig{
+					Durable: durable, FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+					AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: durableMaxAckPending,
+				})
+			}
 			if err != nil {
 				return fmt.Errorf("events stream %s: %w", subjects.EventsStream, err)
 			}
+			printed := 0
 			for {
+				if limit > 0 && printed == limit {
+					return nil
+				}
 				if !follow {
 					info, err := cons.Info(ctx)
 					if err != nil {
 						return err
 					}
-					if info.NumPending == 0 {
+					if info.NumPending == 0 && info.NumAckPending == 0 {
 						return nil
 					}
 				}
@@ -68,10 +96,18 @@ func newEventsCmd() *cobra.Command {
 				ev := &pb.Event{}
 				if err := proto.Unmarshal(msg.Data(), ev); err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "sharetree: skipping undecodable event on %s: %v\n", msg.Subject(), err)
-					continue
-				}
-				if err := writeProto(cmd.OutOrStdout(), ev); err != nil {
+				} else if err := writeProto(cmd.OutOrStdout(), ev); err != nil {
 					return err
+				} else {
+					printed++
+				}
+				if durable != "" {
+					// Acknowledged once printed, and the acknowledgement
+					// confirmed: a run killed in between prints the event
+					// again (its id tells the duplicate).
+					if err := msg.DoubleAck(ctx); err != nil {
+						return fmt.Errorf("acknowledge event on %s: %w", msg.Subject(), err)
+					}
 				}
 			}
 		},
@@ -80,5 +116,7 @@ func newEventsCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until interrupted")
 	cmd.Flags().StringVar(&tree, "tree", "", "only this tree")
 	cmd.Flags().StringVar(&kind, "kind", "", "only this kind: operation, job, fairshare, preemption or starvation")
+	cmd.Flags().StringVar(&durable, "durable", "", "read through the events stream's durable consumer of this name, acknowledging each event once printed: the next run with the name goes on after the last event acknowledged (the consumer stays until deleted with NATS's tools)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "stop after printing this many events (0: no limit)")
 	return cmd
 }

@@ -165,6 +165,19 @@ agents:
 	if _, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
 		t.Errorf("the client's first event: %v", err)
 	}
+	// And with a durable consumer, acknowledging each event (`events
+	// --durable`).
+	durable, err := js.CreateOrUpdateConsumer(ectx, subjects.EventsStream, jetstream.ConsumerConfig{
+		Durable: "ci", FilterSubjects: []string{filter}, AckPolicy: jetstream.AckExplicitPolicy,
+	})
+	if err != nil {
+		t.Fatalf("the client's durable consumer: %v", err)
+	}
+	if msg, err := durable.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
+		t.Errorf("the client's first event through its durable consumer: %v", err)
+	} else if err := msg.DoubleAck(ectx); err != nil {
+		t.Errorf("the client's acknowledgement: %v", err)
+	}
 	conf := treeconf.NewClient(clientConn, 5*time.Second)
 	if _, err := conf.GetPool(context.Background(), "physical", "light"); err != nil {
 		t.Errorf("the client's configuration read: %v", err)
