@@ -98,12 +98,16 @@ func (l *Ledger) releaseHeldLocked(now time.Time) {
 	}
 	l.revivalUntil = time.Time{}
 	l.p.ReleaseAll()
+	// (Operations not yet stored stay held; see Ledger.unstored.)
+	for id := range l.unstored {
+		l.p.Hold(id)
+	}
 }
 
 // notHeld drops the held operations from a list of starving ones:
 // preemption does not make room for jobs that may not start yet.
 func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
-	if l.revivalUntil.IsZero() {
+	if l.revivalUntil.IsZero() && len(l.unstored) == 0 {
 		return ids
 	}
 	return slices.DeleteFunc(slices.Clone(ids), l.p.Held)

@@ -86,6 +86,11 @@ type Ledger struct {
 	// operations it revived (zero: it holds none; see adopt.go). The
 	// placement holds them; none is held once it is zero.
 	revivalUntil time.Time
+	// unstored are the operations this tree admitted whose first status
+	// write is not acknowledged yet: the placement holds them (no job
+	// starts for an operation its submitter may be told does not exist)
+	// until markStored.
+	unstored map[scheduler.OperationID]bool
 	// unsettled are the operations that finished (they left ops) and
 	// whose final status is not stored yet: their completions still need
 	// the journal (see nodeActor.awaited).
@@ -129,6 +134,7 @@ func (l *Ledger) setTree(cfg scheduler.TreeConfig, pools []scheduler.PoolConfig)
 func (l *Ledger) addOperation(spec placement.OperationSpec, pbSpec *pb.OperationSpec, pid *actor.PID, done []placement.JobKey) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	spec.Held = spec.Held || l.unstored[spec.ID]
 	if err := l.p.AddOperation(spec); err != nil {
 		return err
 	}
@@ -161,8 +167,40 @@ func (l *Ledger) removeOperation(id scheduler.OperationID) {
 		l.pre.graceful--
 	}
 	delete(l.ops, id)
+	delete(l.unstored, id)
 	l.pre.forgetOperation(id)
 	l.pre.forgetReservations(id)
+}
+
+// markUnstored notes an operation admitted before its first status write
+// (see unstored).
+func (l *Ledger) markUnstored(id scheduler.OperationID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.unstored == nil {
+		l.unstored = map[scheduler.OperationID]bool{}
+	}
+	l.unstored[id] = true
+}
+
+// markStored lets an operation whose first status write was acknowledged
+// start jobs. (Only fresh operations are unstored, and the revival window
+// holds revived ones only.)
+func (l *Ledger) markStored(id scheduler.OperationID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.unstored[id] {
+		return
+	}
+	delete(l.unstored, id)
+	l.p.Release(id)
+}
+
+// forgetUnstored drops an operation this tree did not run after all.
+func (l *Ledger) forgetUnstored(id scheduler.OperationID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.unstored, id)
 }
 
 // finishing is a job leaving its node: its usage is released, and unless it

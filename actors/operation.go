@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	timer "github.com/asynkron/protoactor-go/scheduler"
 	"golang.org/x/time/rate"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sharetree/sharetree/internal/wire"
@@ -522,10 +524,17 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 			}
 			reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "", "operation %s could not be stored: %v", o.id, m.err))
 			o.state = pb.OperationState_OPERATION_STATE_FAILED
+			if errors.Is(m.err, context.DeadlineExceeded) {
+				o.overwriteUnacknowledged(ctx, m.status, m.err)
+			}
 			o.retire(ctx)
 			return
 		}
 		o.acked = true
+		// Stored: its jobs may start now (see Ledger.unstored).
+		for _, t := range o.trees {
+			t.ledger.markStored(scheduler.OperationID(o.id))
+		}
 		reply(&pb.StartOperationResponse{OperationId: o.id}, nil)
 		o.notifyRoot(ctx)
 	} else if m.err != nil {
@@ -552,6 +561,28 @@ func (o *operationActor) onPersisted(ctx actor.Context, m *persisted) {
 		// the status, the actor goes.
 		o.retire(ctx)
 	}
+}
+
+// overwriteUnacknowledged writes an operation whose first write timed out
+// once more, failed and without its request id: the first write may have
+// been stored after all (its answer lost), and a restarted scheduler
+// would then revive an operation its submitter was told does not exist,
+// and which a retry of the submission started again. This write comes
+// after that one, so it wins; it is best effort (logged when it fails).
+func (o *operationActor) overwriteUnacknowledged(ctx actor.Context, first *pb.OperationStatus, cause error) {
+	st := proto.Clone(first).(*pb.OperationStatus)
+	st.State, st.RequestId = pb.OperationState_OPERATION_STATE_FAILED, ""
+	st.Error = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_UNAVAILABLE,
+		Message: fmt.Sprintf("submission not acknowledged: its first write timed out (%v); this record replaces that write if it was stored after all", cause)}
+	st.FinishTime = timestamppb.New(o.cfg.Now())
+	store, timeout, logger, id := o.deps.Store, o.cfg.RequestTimeout, o.cfg.Logger, o.id
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := store.Put(c, st); err != nil {
+			logger.Warn("operation whose first write timed out not overwritten; a restart may revive it", "operation", id, "err", err)
+		}
+	}()
 }
 
 // journalPersisted tells the journal what a status write stored: the

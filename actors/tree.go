@@ -285,10 +285,15 @@ func (t *treeActor) admit(ctx actor.Context, m *admitOperation) *admitResult {
 	}
 	op := &treeOp{msg: m, admitted: t.cfg.Now(), pool: m.pool, weight: m.weight, limits: m.place.ResourceLimits}
 	t.ops[m.id] = op
+	if !m.revived {
+		// Its jobs wait for its first status write (Ledger.unstored).
+		t.ledger.markUnstored(m.id)
+	}
 	if st == scheduler.AdmissionRunning {
 		if err := t.run(op); err != nil {
 			_, _ = t.adm.Remove(m.id)
 			delete(t.ops, m.id)
+			t.ledger.forgetUnstored(m.id)
 			res.err = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, Message: fmt.Sprintf("tree %s: %v", t.spec.Name, err), Field: "spec.tasks"}
 			return res
 		}
@@ -348,6 +353,8 @@ func (t *treeActor) done(ctx actor.Context, id scheduler.OperationID) {
 	delete(t.ops, id)
 	if op.running {
 		t.ledger.removeOperation(id)
+	} else {
+		t.ledger.forgetUnstored(id)
 	}
 	promoted, err := t.adm.Remove(id)
 	if err != nil {

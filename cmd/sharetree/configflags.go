@@ -21,6 +21,7 @@ var serverFlags = map[string]string{
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
 	"StorageProbePeriod":           "storage-probe-period",
+	"Replicas":                     "replicas",
 	"Auth":                         "auth",
 	"NKey":                         "nkey",
 	"TLSCert":                      "tls-cert",

@@ -182,6 +182,8 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--lease-ttl", "1s"},
 		{"server", "--lease-ttl", "2500ms"},
 		{"server", "--storage-probe-period", "0s"},
+		{"server", "--replicas", "3"},
+		{"server", "--replicas", "0"},
 	} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.HasPrefix(errOut, "sharetree: "+args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and an error that begins with the flag", args, code, errOut)

@@ -114,6 +114,7 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.Actors.JournalBatchInterval, "journal-batch-interval", cfg.Actors.JournalBatchInterval, "least time between two fsynced writes of the completions journal (completed jobs are acknowledged to their nodes once stored; capped at half of --heartbeat-period; 0: write as soon as the previous write ended)")
 	f.Float64Var(&cfg.Actors.PreemptionRateLimit, "preemption-rate-limit", cfg.Actors.PreemptionRateLimit, "jobs each pool tree may interrupt per second for starving operations (0 turns preemption off; graceful preemption is not counted)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "garbage collector target percentage for the process (0: Go's default or GOGC; GOGC, when set, wins)")
+	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "copies JetStream keeps of every stream and bucket the scheduler writes: 3 on a NATS cluster (--nats-url) of three or more servers; 1 with the embedded server")
 	f.StringVar(&authFile, "auth", "", "auth file securing the embedded NATS server: the nkeys of its admins, clients and agents (see docs/OPERATIONS.md); without it anyone may connect")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate the embedded NATS server presents; with --tls-key, every client must then use TLS (clients and agents take --tls-ca)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM key of --tls-cert")

@@ -37,6 +37,9 @@ type Config struct {
 	// its lease campaigns again with TakeOver off, so that two servers
 	// given the same name do not take the lease from each other in turn.
 	TakeOver bool
+	// Replicas is how many copies JetStream keeps of the lease's bucket
+	// (0: 1).
+	Replicas int
 	// Logger receives the lease's changes; nil discards them.
 	Logger *slog.Logger
 }

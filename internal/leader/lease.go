@@ -62,7 +62,7 @@ func Acquire(ctx context.Context, js jetstream.JetStream, cfg Config) (*Lease, e
 	cfg = cfg.withDefaults()
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: subjects.LeaderBucket, Description: "sharetree: the scheduler leader lease",
-		History: 1, Storage: jetstream.FileStorage, LimitMarkerTTL: cfg.TTL,
+		History: 1, Storage: jetstream.FileStorage, LimitMarkerTTL: cfg.TTL, Replicas: max(cfg.Replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leader: lease bucket %s: %w", subjects.LeaderBucket, err)

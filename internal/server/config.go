@@ -76,6 +76,13 @@ type Config struct {
 	// TLSCA (a PEM file) is the certificate authority the scheduler
 	// trusts when it joins NATSURL over TLS ("": the system's).
 	TLSCA string
+	// Replicas is how many copies JetStream keeps of every stream and
+	// bucket the scheduler writes (the operations, its own state, the
+	// journal, the events, the configuration, the leader lease): 3 on a
+	// NATS cluster of three or more servers, so that one server's loss
+	// loses nothing and stops nothing. Default 1; 1 with the embedded
+	// server (a single server); at most 5.
+	Replicas int
 	// StorageProbePeriod is how often the server asks JetStream whether it
 	// is up, and, while a bucket refuses writes, tries a write to it (see
 	// storageHealth): while the storage takes no writes, no job starts. A
@@ -106,6 +113,7 @@ func DefaultConfig() Config {
 		GCPercent:          400,
 		Leader:             leader.DefaultConfig(DefaultServerName()),
 		StorageProbePeriod: time.Second,
+		Replicas:           1,
 		Logger:             slog.New(slog.DiscardHandler),
 	}
 }
@@ -161,6 +169,10 @@ func (c *Config) Validate() error {
 		return bad("GCPercent", "must be >= 0, got %d", c.GCPercent)
 	case c.EventBuffer <= 0:
 		return bad("EventBuffer", "must be positive, got %d", c.EventBuffer)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return bad("Replicas", "must be 1 to 5, got %d", c.Replicas)
+	case c.NATSURL == "" && c.Replicas != 1:
+		return bad("Replicas", "must be 1 with the embedded NATS server (a single server), got %d", c.Replicas)
 	case c.StorageProbePeriod <= 0:
 		return bad("StorageProbePeriod", "must be positive, got %s", c.StorageProbePeriod)
 	case c.Logger == nil:

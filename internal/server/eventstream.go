@@ -34,8 +34,14 @@ func eventStreamConfig(retention time.Duration, maxBytes int64) jetstream.Stream
 // stream's persist mode cannot change once it exists, so one made by an
 // older sharetree (each event flushed before its acknowledgement) keeps
 // its mode, with a warning: deleting it would lose the events it holds.
-func ensureEventStream(ctx context.Context, js jetstream.JetStream, retention time.Duration, maxBytes int64, logger *slog.Logger) error {
+func ensureEventStream(ctx context.Context, js jetstream.JetStream, retention time.Duration, maxBytes int64, replicas int, logger *slog.Logger) error {
 	cfg := eventStreamConfig(retention, maxBytes)
+	cfg.Replicas = max(replicas, 1)
+	if cfg.Replicas > 1 {
+		// JetStream has no asynchronous persist mode for replicated
+		// streams: their writes are acknowledged once a quorum has them.
+		cfg.PersistMode = jetstream.DefaultPersistMode
+	}
 	s, err := js.Stream(ctx, cfg.Name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):

@@ -62,3 +62,7 @@ func (s *Server) StorageAvailable() bool { return s.storage.Available() }
 
 // Embedded is the embedded NATS server (nil with Config.NATSURL).
 func (s *Server) Embedded() *natsembed.Server { return s.embedded }
+
+// ConnectedServer is the id of the NATS server the scheduler's main
+// connection uses.
+func (s *Server) ConnectedServer() string { return s.nc.nc.ConnectedServerId() }

@@ -41,12 +41,12 @@ type jsJournal struct {
 
 // openJournal creates the completions journal's stream or updates its
 // limits.
-func openJournal(ctx context.Context, js jetstream.JetStream, logger *slog.Logger) (*jsJournal, error) {
+func openJournal(ctx context.Context, js jetstream.JetStream, replicas int, logger *slog.Logger) (*jsJournal, error) {
 	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: subjects.CompletionsStream, Subjects: []string{subjects.Completions(), subjects.CompletionsFence()},
 		Description: "sharetree: completed jobs stored before their finish is acknowledged to the node",
 		Retention:   jetstream.LimitsPolicy, Discard: jetstream.DiscardNew, MaxBytes: journalMaxBytes,
-		Storage: jetstream.FileStorage,
+		Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("completions journal: %w", err)

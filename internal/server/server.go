@@ -136,22 +136,22 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// Only the lease's holder goes on; the others wait here as standbys.
 	lcfg := cfg.Leader
-	lcfg.Logger = cfg.Logger
+	lcfg.Logger, lcfg.Replicas = cfg.Logger, cfg.Replicas
 	if s.lease, err = leader.Acquire(ctx, js, lcfg); err != nil {
 		return nil, err
 	}
-	if err := ensureEventStream(ctx, js, cfg.EventRetention, cfg.EventMaxBytes, cfg.Logger); err != nil {
+	if err := ensureEventStream(ctx, js, cfg.EventRetention, cfg.EventMaxBytes, cfg.Replicas, cfg.Logger); err != nil {
 		return nil, err
 	}
-	opsKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.OperationsBucket, History: 1, Storage: jetstream.FileStorage})
+	opsKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.OperationsBucket, History: 1, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, fmt.Errorf("operations bucket: %w", err)
 	}
-	schedKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket, History: 5, Storage: jetstream.FileStorage})
+	schedKV, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.SchedulerBucket, History: 5, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler bucket: %w", err)
 	}
-	journal, err := openJournal(ctx, js, cfg.Logger)
+	journal, err := openJournal(ctx, js, cfg.Replicas, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Storage: s.storage, Epoch: s.epoch}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
-	if s.confStore, err = treeconf.OpenStore(ctx, js, 1, cfg.Logger); err != nil {
+	if s.confStore, err = treeconf.OpenStore(ctx, js, cfg.Replicas, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("tree configuration bucket: %w", err)
 	}
 	seeded, err := s.confStore.Seed(ctx, cfg.Trees)

@@ -15,6 +15,20 @@ func (p *Placement) Release(id scheduler.OperationID) bool {
 	return true
 }
 
+// Hold keeps an operation's pending jobs from starting until Release, as
+// OperationSpec.Held does from the start. It returns false, changing
+// nothing, when the operation is unknown or held already.
+// O(depth·log n).
+func (p *Placement) Hold(id scheduler.OperationID) bool {
+	e := p.ops[id]
+	if e == nil || e.op.held {
+		return false
+	}
+	e.op.held = true
+	p.refresh(e)
+	return true
+}
+
 // Held reports whether an operation is held; false for an unknown one.
 // O(1).
 func (p *Placement) Held(id scheduler.OperationID) bool {
