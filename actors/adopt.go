@@ -97,11 +97,8 @@ func (l *Ledger) releaseHeldLocked(now time.Time) {
 		return
 	}
 	l.revivalUntil = time.Time{}
-	l.p.ReleaseAll()
 	// (Operations not yet stored stay held; see Ledger.unstored.)
-	for id := range l.unstored {
-		l.p.Hold(id)
-	}
+	l.p.ReleaseAll(func(id scheduler.OperationID) bool { return l.unstored[id] })
 }
 
 // notHeld drops the held operations from a list of starving ones:

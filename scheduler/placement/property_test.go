@@ -343,14 +343,23 @@ func TestPlacementProperties(t *testing.T) {
 					continue
 				}
 				if rapid.IntRange(0, 3).Draw(t, "releaseAll") == 0 {
+					// Every held operation, or all but some kept held.
+					var keep func(scheduler.OperationID) bool
+					kept := map[scheduler.OperationID]bool{}
+					if rapid.Bool().Draw(t, "keepSome") {
+						for _, id := range ids {
+							kept[id] = rapid.Bool().Draw(t, "keep")
+						}
+						keep = func(id scheduler.OperationID) bool { return kept[id] }
+					}
 					want := 0
 					for _, id := range ids {
-						if m.ops[id].held {
+						if m.ops[id].held && !kept[id] {
 							want++
 							m.ops[id].held = false
 						}
 					}
-					if got := p.ReleaseAll(); got != want {
+					if got := p.ReleaseAll(keep); got != want {
 						t.Fatalf("ReleaseAll released %d, want %d", got, want)
 					}
 					continue
