@@ -60,12 +60,11 @@ func newAgentCmd() *cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("agent: --node-id: %w", err)}
 			}
-			if f.tlsCA != "" {
-				if _, err := os.Stat(f.tlsCA); err != nil {
-					return usageError{fmt.Errorf("agent: --tls-ca: %w", err)}
-				}
-				auth = append(auth, nats.RootCAs(f.tlsCA))
+			ca, err := trustCA(f.tlsCA)
+			if err != nil {
+				return usageError{fmt.Errorf("agent: %w", err)}
 			}
+			auth = append(auth, ca...)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runAgent(ctx, f.natsURL, cfg, cmd.ErrOrStderr(), level, auth...)

@@ -62,12 +62,9 @@ func (c *clientFlags) connect() (*nats.Conn, *client.Client, error) {
 // the file seed ("": none) and which trusts the certificate authority in
 // the file ca ("": the system's).
 func cliAuth(seed, ca string) ([]nats.Option, error) {
-	var opts []nats.Option
-	if ca != "" {
-		if _, err := os.Stat(ca); err != nil {
-			return nil, usageError{fmt.Errorf("--tls-ca: %w", err)}
-		}
-		opts = append(opts, nats.RootCAs(ca))
+	opts, err := trustCA(ca)
+	if err != nil {
+		return nil, err
 	}
 	if seed == "" {
 		return opts, nil
@@ -78,6 +75,19 @@ func cliAuth(seed, ca string) ([]nats.Option, error) {
 	}
 	auth, err := natsauth.ClientOptions(key)
 	return append(opts, auth...), err
+}
+
+// trustCA is the connection option that trusts the certificate authority
+// in the file ca (none for ""); a file that cannot be read is a usage
+// error naming --tls-ca.
+func trustCA(ca string) ([]nats.Option, error) {
+	if ca == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(ca); err != nil {
+		return nil, usageError{fmt.Errorf("--tls-ca: %w", err)}
+	}
+	return []nats.Option{nats.RootCAs(ca)}, nil
 }
 
 // with connects, runs f with a client and a context bounded by timeout,

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sharetree/sharetree/internal/client"
-	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
@@ -31,16 +28,10 @@ func TestReplicatedSchedulerSurvivesANATSServerLoss(t *testing.T) {
 	}
 	cluster := testutil.StartNATSCluster(t, 3)
 	url := cluster.URL()
-	trees, err := scenario.ParseTrees("trees.yaml", []byte(treesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.NATSURL, cfg.Trees, cfg.HTTPAddr, cfg.Replicas = url, trees, "", 3
-	cfg.Leader.Name = "a"
-	cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
-	cfg.Actors.ProgressPersistPeriod = 100 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := sharedNATSConfig(t, url, "a")
+	// The default lease: the stream leaders' election after the NATS
+	// server's loss may take longer than a 2s lease's renew deadline.
+	cfg.Replicas, cfg.Leader.TTL = 3, 10*time.Second
 	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ type httpServer struct {
 
 // listenHTTP listens on addr and serves the standby's handler (see
 // httpServer).
-func listenHTTP(addr string, name string) (*httpServer, error) {
+func listenHTTP(addr, name string) (*httpServer, error) {
 	standby, err := metricsMux(func() Health { return Health{Name: name, Role: roleStandby} })
 	if err != nil {
 		return nil, err
