@@ -270,9 +270,6 @@ func (l *Lease) Err() error {
 	}
 }
 
-// Name is the server name the lease is held under.
-func (l *Lease) Name() string { return l.cfg.Name }
-
 // Release stops renewing and deletes the lease, if this process still
 // holds it (it was neither lost nor released nor abandoned), so that a
 // standby takes over at once.
