@@ -35,7 +35,8 @@ type TreeIntrospection struct {
 	// Pools are the root (scheduler.RootID) followed by the configured
 	// pools in configuration order and the ephemeral pools by name.
 	Pools []PoolIntrospection
-	// Operations are the admitted operations, sorted by id.
+	// Operations are the admitted operations Scope selects, sorted by id
+	// (with Scope.Pending, in the queues' order instead).
 	Operations []OperationIntrospection
 }
 
@@ -84,6 +85,10 @@ type Scope struct {
 	AllOperations bool
 	// Operation, when AllOperations is false, copies this one (if admitted).
 	Operation scheduler.OperationID
+	// Pending, when AllOperations is false, copies up to this many waiting
+	// operations, in the queues' order (the pools in configuration order,
+	// each queue from its head), and keeps them in that order.
+	Pending int
 }
 
 // introspectTree asks a tree actor for a TreeIntrospection.
@@ -136,6 +141,26 @@ func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 		}
 	} else if op := t.ops[scope.Operation]; op != nil {
 		add(scope.Operation, op)
+	}
+	if !scope.AllOperations && scope.Pending > 0 {
+		// In the queues' order; the one operation asked for, if any,
+		// stays first.
+		queued = map[scheduler.OperationID]scheduler.AdmissionInfo{}
+		n := 0
+	queues:
+		for q := range t.adm.PendingQueues() {
+			for pos, id := range q.Operations {
+				if n == scope.Pending {
+					break queues
+				}
+				if op := t.ops[id]; op != nil && id != scope.Operation {
+					queued[id] = q.Info(pos)
+					add(id, op)
+					n++
+				}
+			}
+		}
+		return out
 	}
 	slices.SortFunc(out.Operations, func(a, b OperationIntrospection) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return out

@@ -28,6 +28,9 @@ var serverFlags = map[string]string{
 	"TLSCA":                        "tls-ca",
 	"Leader.Name":                  "server-name",
 	"Leader.TTL":                   "lease-ttl",
+	"Dashboard.Window":             "dashboard-window",
+	"Dashboard.Resolution":         "dashboard-resolution",
+	"Dashboard.MaxPools":           "dashboard-pools",
 }
 
 // loadFlags names the flag of `sharetree load` that sets each field of

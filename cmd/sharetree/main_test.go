@@ -184,6 +184,9 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--storage-probe-period", "0s"},
 		{"server", "--replicas", "3"},
 		{"server", "--replicas", "0"},
+		{"server", "--dashboard-pools", "0"},
+		{"server", "--dashboard-resolution", "0s"},
+		{"server", "--dashboard-window", "1s", "--dashboard-resolution", "2s"},
 	} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.HasPrefix(errOut, "sharetree: "+args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and an error that begins with the flag", args, code, errOut)

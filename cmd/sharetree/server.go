@@ -103,7 +103,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&cfg.Listen, "listen", cfg.Listen, "host the embedded NATS server listens on")
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port of the embedded NATS server (-1: any free port)")
 	f.StringVar(&cfg.NATSURL, "nats-url", "", "join this NATS server instead of embedding one")
-	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "host:port of the HTTP listener (orchid JSON under /orchid/, Prometheus /metrics); port 0 picks a free one, \"\" disables it")
+	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "host:port of the HTTP listener (dashboard under /dashboard/, orchid JSON under /orchid/, Prometheus /metrics, /healthz); port 0 picks a free one, \"\" disables it")
 	f.BoolVar(&cfg.SyncAlways, "sync-always", cfg.SyncAlways, "the embedded NATS server fsyncs every JetStream write before acknowledging it (false: every two minutes; an acknowledged submission may then be lost in a power loss); the events stream is not synced either way")
 	f.StringVar(&pools, "pools", "", "pool trees file (version, default_tree, trees with config and pools); default: one tree \"default\" without pools")
 	f.DurationVar(&cfg.Actors.HeartbeatPeriod, "heartbeat-period", time.Second, "heartbeat period agents are told to use")
@@ -123,6 +123,9 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.StorageProbePeriod, "storage-probe-period", cfg.StorageProbePeriod, "how often the scheduler checks that JetStream answers (and, while a bucket refuses writes, tries one): while the storage takes no writes, no job starts")
 	f.StringVar(&cfg.Leader.Name, "server-name", cfg.Leader.Name, "this server's name in the leader lease (default: the host name); servers sharing a NATS server (--nats-url) need distinct names, and a server restarted under its name takes its lease over at once")
 	f.DurationVar(&cfg.Leader.TTL, "lease-ttl", cfg.Leader.TTL, "how long the leader lease lives unrenewed (whole seconds, at least 2s): a standby takes over within it after the leader dies; the leader renews every third of it and stops acting after two thirds without a renewal")
+	f.DurationVar(&cfg.Dashboard.Window, "dashboard-window", cfg.Dashboard.Window, "how far back the dashboard's charts go (kept in the leader's memory)")
+	f.DurationVar(&cfg.Dashboard.Resolution, "dashboard-resolution", cfg.Dashboard.Resolution, "how often the dashboard samples each tree for its charts")
+	f.IntVar(&cfg.Dashboard.MaxPools, "dashboard-pools", cfg.Dashboard.MaxPools, "pools per tree whose history the dashboard keeps: the root and the pools nearest to it")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

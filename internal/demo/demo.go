@@ -98,6 +98,8 @@ func Run(ctx context.Context, cfg Config) error {
 	defer os.RemoveAll(dir)
 	scfg := server.DefaultConfig()
 	scfg.DataDir, scfg.Trees, scfg.Logger, scfg.HTTPAddr = dir, trees, cfg.Logger, cfg.HTTPAddr
+	// The demo lasts minutes: a sample a second, pages reloading every 2s.
+	scfg.Dashboard.Resolution, scfg.Dashboard.Refresh = time.Second, 2*time.Second
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return err
@@ -110,6 +112,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer nc.Close()
 	fmt.Fprintf(cfg.Out, "sharetree demo: scheduler on %s (epoch %d), %d agents; Ctrl-C to stop\n", srv.URL(), srv.Epoch(), cfg.Agents)
 	if addr := srv.HTTPAddr(); addr != "" {
+		fmt.Fprintf(cfg.Out, "dashboard: http://%s/dashboard/trees/physical\n", addr)
 		fmt.Fprintf(cfg.Out, "orchid: http://%s/orchid/trees/physical (metrics: http://%s/metrics; sharetree get physical --nats-url %s)\n", addr, addr, srv.URL())
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/internal/cfgerr"
+	"github.com/sharetree/sharetree/internal/dashboard"
 	"github.com/sharetree/sharetree/internal/leader"
 	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/scenario"
@@ -89,6 +90,10 @@ type Config struct {
 	// probe not answered within twice the period (at least 1s) failed.
 	// Default 1s.
 	StorageProbePeriod time.Duration
+	// Dashboard configures the web dashboard served under /dashboard/ by
+	// the HTTP listener (see internal/dashboard); DefaultConfig sets its
+	// defaults.
+	Dashboard dashboard.Config
 	// Leader configures the leader lease. Several servers may share one
 	// NATS server (NATSURL): the one holding the lease schedules, the
 	// others wait in Start as standbys and take over when it is gone (see
@@ -114,6 +119,7 @@ func DefaultConfig() Config {
 		Leader:             leader.DefaultConfig(DefaultServerName()),
 		StorageProbePeriod: time.Second,
 		Replicas:           1,
+		Dashboard:          dashboard.Config{}.Defaults(),
 		Logger:             slog.New(slog.DiscardHandler),
 	}
 }
@@ -186,6 +192,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Leader.Validate(); err != nil {
 		return cfgerr.Within(ErrConfig, "Leader", err)
+	}
+	if err := c.Dashboard.Validate(); err != nil {
+		return cfgerr.Within(ErrConfig, "Dashboard", err)
 	}
 	return nil
 }

@@ -58,10 +58,20 @@ func startClusterTagged(t *testing.T, nodes int, res scheduler.Resources, tagsOf
 // startClusterWith runs the trees document given.
 func startClusterWith(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string) *cluster {
 	t.Helper()
+	return startClusterConfigured(t, treesDoc, nodes, res, tagsOf, nil)
+}
+
+// startClusterConfigured is startClusterWith with configure applied to
+// the server's configuration last (when not nil).
+func startClusterConfigured(t *testing.T, treesDoc string, nodes int, res scheduler.Resources, tagsOf func(i int) []string, configure func(*server.Config)) *cluster {
+	t.Helper()
 	ctx := context.Background()
 	srv, nc := servertest.Start(t, treesDoc, func(cfg *server.Config) {
 		cfg.Actors.HeartbeatPeriod = 50 * time.Millisecond
 		cfg.Actors.FairShareEventPeriod = 100 * time.Millisecond
+		if configure != nil {
+			configure(cfg)
+		}
 	})
 	c := &cluster{srv: srv, nc: nc, client: client.New(nc, 5*time.Second)}
 	actx, cancel := context.WithCancel(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sharetree/sharetree/internal/cfgerr"
+	"github.com/sharetree/sharetree/internal/dashboard"
 	"github.com/sharetree/sharetree/internal/orchid"
 )
 
@@ -95,14 +96,16 @@ func metricsMux(health func() Health, extra ...prometheus.Collector) (*http.Serv
 	return mux, nil
 }
 
-// lead serves the leader's handler: /orchid/, /healthz and /metrics (the
-// orchid's too, and extra).
-func (h *httpServer) lead(o *orchid.Orchid, health func() Health, extra ...prometheus.Collector) error {
+// lead serves the leader's handler: /orchid/, /dashboard/ (and / leads
+// there), /healthz and /metrics (the orchid's too, and extra).
+func (h *httpServer) lead(o *orchid.Orchid, d *dashboard.Dashboard, health func() Health, extra ...prometheus.Collector) error {
 	mux, err := metricsMux(health, append([]prometheus.Collector{orchid.NewCollector(o)}, extra...)...)
 	if err != nil {
 		return err
 	}
 	mux.Handle("/orchid/", o.Handler())
+	mux.Handle("/dashboard/", d.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler("/dashboard/", http.StatusFound))
 	h.setHandler(mux)
 	return nil
 }

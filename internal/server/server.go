@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/dashboard"
 	"github.com/sharetree/sharetree/internal/leader"
 	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/natsembed"
@@ -59,8 +60,12 @@ type Server struct {
 	state *kvState
 	// The orchid: its NATS service and the HTTP listener (nil when
 	// disabled).
-	orchidSvc   micro.Service
-	http        *httpServer
+	orchidSvc micro.Service
+	http      *httpServer
+	// dashCancel stops the dashboard's sampler; dashDone is closed when
+	// it stopped.
+	dashCancel  context.CancelFunc
+	dashDone    chan struct{}
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
 	// closing ends stepDownOnLoss; stepDownDone is closed when it ended.
@@ -264,7 +269,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.http != nil {
-		if err := s.http.lead(o, s.Health, s.counters()...); err != nil {
+		d, err := dashboard.New(s.sys, cfg.Dashboard, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.dashCancel, s.dashDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.dashDone)
+			d.Run(ctx)
+		}()
+		if err := s.http.lead(o, d, s.Health, s.counters()...); err != nil {
 			return nil, err
 		}
 	}
@@ -372,6 +387,10 @@ func (s *Server) close() {
 		if err := s.http.close(); err != nil {
 			s.cfg.Logger.Warn("http listener stopped", "err", err)
 		}
+	}
+	if s.dashCancel != nil {
+		s.dashCancel()
+		<-s.dashDone
 	}
 	if s.orchidSvc != nil {
 		_ = s.orchidSvc.Stop()

@@ -1,0 +1,81 @@
+package dashboard
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sharetree/sharetree/actors"
+)
+
+// Source is the running scheduler (*actors.System).
+type Source interface {
+	// Trees names the live trees in configuration order.
+	Trees() []string
+	// Introspect snapshots one tree; it waits, bounded, for the tree
+	// actor.
+	Introspect(tree string, scope actors.Scope) (*actors.TreeIntrospection, error)
+}
+
+var _ Source = (*actors.System)(nil)
+
+// Dashboard serves the pages (Handler) and samples the trees into its
+// History (Run).
+type Dashboard struct {
+	cfg     Config
+	src     Source
+	history *History
+	logger  *slog.Logger
+	pages   *pages
+}
+
+// New returns a Dashboard reading src; logger may be nil.
+func New(src Source, cfg Config, logger *slog.Logger) (*Dashboard, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	return &Dashboard{cfg: cfg, src: src, history: NewHistory(cfg), logger: logger.With("component", "dashboard"), pages: p}, nil
+}
+
+// History is the dashboard's history.
+func (d *Dashboard) History() *History { return d.history }
+
+// Sample records every live tree's latest fair-share update (see
+// History.Record) and forgets the trees that are gone. A tree that does
+// not answer is skipped until the next sample.
+func (d *Dashboard) Sample() {
+	trees := d.src.Trees()
+	d.history.Retain(trees)
+	for _, tree := range trees {
+		in, err := d.src.Introspect(tree, actors.Scope{})
+		if err != nil {
+			d.logger.Debug("tree not sampled", "tree", tree, "err", err)
+			continue
+		}
+		d.history.Record(tree, in.Result)
+		in.Release()
+	}
+}
+
+// Run samples every Resolution until ctx ends.
+func (d *Dashboard) Run(ctx context.Context) {
+	t := time.NewTicker(d.cfg.Resolution)
+	defer t.Stop()
+	d.Sample()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.Sample()
+		}
+	}
+}
