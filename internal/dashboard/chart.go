@@ -141,7 +141,7 @@ func (c *chart) x(k int) float64 {
 }
 
 func (c *chart) y(v, top float64) float64 {
-	return marginT + plotH*(1-v/top)
+	return marginT + float64(plotH*(1-v/top)) // rounded first: never fused (see docs/DETERMINISM.md)
 }
 
 // amount is a tick's label: k, M, G for large counts (bytes in binary

@@ -118,6 +118,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{Config{Window: 24 * time.Hour, Resolution: time.Second}, "Window"},
 		{Config{MaxPools: -1}, "MaxPools"},
 		{Config{MaxPending: 20_000}, "MaxPending"},
+		{Config{MaxRows: -3}, "MaxRows"},
 		{Config{Refresh: time.Millisecond}, "Refresh"},
 	} {
 		err := tc.cfg.Defaults().Validate()

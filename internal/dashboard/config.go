@@ -25,6 +25,9 @@ type Config struct {
 	// MaxPending bounds the waiting operations the tree page lists
 	// (default 100; the total is shown).
 	MaxPending int
+	// MaxRows bounds the pools the tree page lists (default 500): the
+	// first in the tree's order; a pool's page lists its children.
+	MaxRows int
 	// Refresh is how often the pages reload themselves (default 5s).
 	Refresh time.Duration
 }
@@ -42,6 +45,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.MaxPending == 0 {
 		c.MaxPending = 100
+	}
+	if c.MaxRows == 0 {
+		c.MaxRows = 500
 	}
 	if c.Refresh == 0 {
 		c.Refresh = 5 * time.Second
@@ -70,6 +76,8 @@ func (c Config) Validate() error {
 		return bad("MaxPools", "must be in [1, 100000], got %d", c.MaxPools)
 	case c.MaxPending < 1 || c.MaxPending > 10_000:
 		return bad("MaxPending", "must be in [1, 10000], got %d", c.MaxPending)
+	case c.MaxRows < 1 || c.MaxRows > 100_000:
+		return bad("MaxRows", "must be in [1, 100000], got %d", c.MaxRows)
 	case c.Refresh < time.Second:
 		return bad("Refresh", "must be at least 1s, got %s", c.Refresh)
 	}

@@ -112,7 +112,7 @@ func (d *Dashboard) treePage(w http.ResponseWriter, r *http.Request) {
 		d.errorPage(w, 0, err)
 		return
 	}
-	p := buildTreePage(in)
+	p := buildTreePage(in, d.cfg.MaxRows)
 	in.Release()
 	p.page = d.page("Tree "+p.Tree, link{Text: p.Tree, Href: treeHref(p.Tree)})
 	d.render(w, "tree", p)

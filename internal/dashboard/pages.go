@@ -63,6 +63,9 @@ type treePage struct {
 	Tree, UpdateTime, Total string
 	Alerts                  []string
 	Pools                   []poolRow
+	// PoolsTotal counts the tree's pools (the root included); Pools lists
+	// the first Config.MaxRows.
+	PoolsTotal int
 	Pending                 []pendingRow
 	// PendingTotal counts every waiting operation of the tree; Pending
 	// lists the first Config.MaxPending.
@@ -127,8 +130,8 @@ func shares(s *scheduler.Share) string {
 }
 
 // buildTreePage describes a tree snapshot whose operations are the first
-// waiting ones (actors.Scope.Pending).
-func buildTreePage(in *actors.TreeIntrospection) *treePage {
+// waiting ones (actors.Scope.Pending), with at most maxRows pools.
+func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
 	p := &treePage{Tree: in.Tree}
 	elements := map[string]*scheduler.ElementResult{}
 	var order []string
@@ -173,25 +176,36 @@ func buildTreePage(in *actors.TreeIntrospection) *treePage {
 		}
 		return r
 	}
+	// The pools in the update's order, then those it has not seen in
+	// configuration order (each under its parent's depth when the parent
+	// is listed); only the first maxRows are described.
+	type listed struct {
+		name   string
+		parent string
+		seen   bool
+	}
+	var names []listed
 	seen := map[string]bool{}
 	for _, name := range order {
 		if _, ok := counts[name]; ok {
 			seen[name] = true
-			p.Pools = append(p.Pools, row(name))
+			names = append(names, listed{name: name, seen: true})
 		}
 	}
 	for _, pi := range in.Pools {
 		if !seen[pi.Name] {
-			r := row(pi.Name)
-			// A pool the update has not seen sits under its parent's
-			// row's depth, if the parent is shown.
-			for _, q := range p.Pools {
-				if q.Name == pi.Parent {
-					r.Indent = q.Indent + 1
-				}
-			}
-			p.Pools = append(p.Pools, r)
+			names = append(names, listed{name: pi.Name, parent: pi.Parent})
 		}
+	}
+	p.PoolsTotal = len(names)
+	indent := map[string]int{}
+	for _, l := range names[:min(len(names), maxRows)] {
+		r := row(l.name)
+		if parent, ok := indent[l.parent]; ok && !l.seen {
+			r.Indent = parent + 1
+		}
+		indent[l.name] = r.Indent
+		p.Pools = append(p.Pools, r)
 	}
 	for _, pi := range in.Pools {
 		p.PendingTotal += pi.Counts.Pending

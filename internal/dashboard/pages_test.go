@@ -34,7 +34,7 @@ func snapshot() *actors.TreeIntrospection {
 }
 
 func TestTreePage(t *testing.T) {
-	p := buildTreePage(snapshot())
+	p := buildTreePage(snapshot(), 10)
 	type row struct {
 		Name, Guarantee, Starvation string
 		Indent                      int
@@ -75,6 +75,21 @@ func TestTreePage(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "not in the latest update yet") {
 		t.Error("pool b is not said to be new")
+	}
+	if strings.Contains(b.String(), "pools in the tree's order are listed") {
+		t.Error("every pool is listed, yet the page says only the first are")
+	}
+	// Two rows at most: the root and a, and the page says so.
+	short := buildTreePage(snapshot(), 2)
+	if len(short.Pools) != 2 || short.PoolsTotal != 3 {
+		t.Errorf("%d rows of %d, want 2 of 3", len(short.Pools), short.PoolsTotal)
+	}
+	b.Reset()
+	if err := pg.byName["tree"].Execute(&b, short); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "The first 2 of 3 pools in the tree's order are listed") {
+		t.Error("the page does not say that only the first pools are listed")
 	}
 }
 
