@@ -66,7 +66,7 @@ type treePage struct {
 	// PoolsTotal counts the tree's pools (the root included); Pools lists
 	// the first Config.MaxRows.
 	PoolsTotal int
-	Pending                 []pendingRow
+	Pending    []pendingRow
 	// PendingTotal counts every waiting operation of the tree; Pending
 	// lists the first Config.MaxPending.
 	PendingTotal int
