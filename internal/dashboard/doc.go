@@ -19,6 +19,6 @@
 // Config.Resolution and keeps Config.Window of samples of at most
 // Config.MaxPools pools per tree. It starts empty when a server starts to
 // lead; the events stream keeps the durable record of fair shares
-// (`sharetree events --kind fair_share`). Pages refresh themselves every
+// (`sharetree events --kind fairshare`). Pages refresh themselves every
 // Config.Refresh.
 package dashboard

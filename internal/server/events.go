@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
@@ -27,6 +29,10 @@ type pendingEvent struct {
 type eventSink struct {
 	js    jetstream.JetStream
 	epoch uint64
+	// maxBytes is the largest event published in one message (the NATS
+	// server's max_payload less room for headers); a larger fair-share
+	// snapshot goes in parts (see splitSnapshot).
+	maxBytes int
 	ch    chan pendingEvent
 	seq   atomic.Uint64
 	// queued counts the events accepted by Publish and not yet handed to
@@ -62,7 +68,7 @@ const (
 // newEventSink starts a sink publishing on nc through a JetStream context
 // of its own (its asynchronous publishes' errors are the sink's).
 func newEventSink(nc *nats.Conn, epoch uint64, buffer int, leading func() bool, logger *slog.Logger) (*eventSink, error) {
-	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), leading: leading, logger: logger}
+	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), leading: leading, logger: logger, maxBytes: wire.MaxReplyBytes(nc)}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(eventAckTimeout),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
 			s.failed(m.Subject, err)
@@ -147,11 +153,75 @@ func (s *eventSink) publish(pe pendingEvent) {
 		s.failed(pe.subject, err)
 		return
 	}
-	msg := &nats.Msg{Subject: pe.subject, Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, pe.ev.GetId())
-	if _, err := s.js.PublishMsgAsync(msg); err != nil {
-		s.failed(pe.subject, err)
+	if len(data) > s.maxBytes {
+		parts, err := splitSnapshot(pe.ev, s.maxBytes)
+		if err != nil {
+			s.failed(pe.subject, err)
+			return
+		}
+		for _, part := range parts {
+			s.publishData(pe.subject, part.ev.GetId(), part.data)
+		}
+		return
 	}
+	s.publishData(pe.subject, pe.ev.GetId(), data)
+}
+
+func (s *eventSink) publishData(subject, id string, data []byte) {
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	if _, err := s.js.PublishMsgAsync(msg); err != nil {
+		s.failed(subject, err)
+	}
+}
+
+// encodedEvent is an event and its encoding.
+type encodedEvent struct {
+	ev   *pb.Event
+	data []byte
+}
+
+// errEventTooLarge: an event does not fit in one message and cannot be
+// split.
+var errEventTooLarge = errors.New("events: event larger than a message")
+
+// splitSnapshot splits a fair-share snapshot event whose encoding exceeds
+// maxBytes into parts of consecutive pools, each encoded within maxBytes
+// (see pb.FairShareSnapshot.part); any other event is errEventTooLarge.
+func splitSnapshot(ev *pb.Event, maxBytes int) ([]encodedEvent, error) {
+	snap := ev.GetFairShare()
+	pools := snap.GetPools()
+	if snap == nil || len(pools) < 2 {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", errEventTooLarge, proto.Size(ev), maxBytes)
+	}
+	// Start from as many parts as the size asks for, with room to spare,
+	// and split finer until every part fits.
+	for n := proto.Size(ev)/maxBytes + 2; n <= len(pools); n = n*3/2 + 1 {
+		out, ok := encodeParts(ev, snap, n, maxBytes)
+		if ok {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: a fair-share snapshot whose single pools do not fit in %d bytes", errEventTooLarge, maxBytes)
+}
+
+// encodeParts encodes ev's snapshot as n parts of consecutive pools, and
+// reports whether each fits in maxBytes.
+func encodeParts(ev *pb.Event, snap *pb.FairShareSnapshot, n, maxBytes int) ([]encodedEvent, bool) {
+	pools := snap.GetPools()
+	out := make([]encodedEvent, 0, n)
+	for k := range n {
+		lo, hi := k*len(pools)/n, (k+1)*len(pools)/n
+		part := &pb.Event{Id: fmt.Sprintf("%s.%d", ev.GetId(), k+1), Time: ev.GetTime(), Tree: ev.GetTree(), LeaderEpoch: ev.GetLeaderEpoch(),
+			Kind: &pb.Event_FairShare{FairShare: &pb.FairShareSnapshot{Pools: pools[lo:hi], OperationCount: snap.GetOperationCount(),
+				NodeCount: snap.GetNodeCount(), Part: int32(k + 1), Parts: int32(n)}}}
+		data, err := proto.Marshal(part)
+		if err != nil || len(data) > maxBytes {
+			return nil, false
+		}
+		out = append(out, encodedEvent{ev: part, data: data})
+	}
+	return out, true
 }
 
 // close publishes what is buffered and waits for the acks (bounded by ctx).

@@ -14,6 +14,10 @@ import (
 // the stream once it is.
 func (s *Server) EventsSettled() bool { return s.events.settled() }
 
+// EventLosses returns the events dropped before publishing and the
+// publishes that failed.
+func (s *Server) EventLosses() (dropped, failed uint64) { return s.events.stats() }
+
 // PutTreeState stores st in kv (the scheduler bucket) as the scheduler
 // does (kvState.PutTreeState).
 func PutTreeState(ctx context.Context, kv jetstream.KeyValue, st *pb.TreeState) error {

@@ -634,7 +634,14 @@ type FairShareSnapshot struct {
 	NodeCount      int32                  `protobuf:"varint,3,opt,name=node_count,json=nodeCount,proto3" json:"node_count,omitempty"`
 	// error is set (and pools empty) when the update failed; the previous
 	// fair shares stay in force.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// part and parts: a snapshot too large for one NATS message is published
+	// as parts events, numbered part = 1..parts, with the same time, each
+	// with the next pools in order (the root in the first) and the same
+	// counts; their ids are "<epoch>-<seq>.<part>". Both are 0 for a
+	// snapshot in one event.
+	Part          int32 `protobuf:"varint,5,opt,name=part,proto3" json:"part,omitempty"`
+	Parts         int32 `protobuf:"varint,6,opt,name=parts,proto3" json:"parts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,6 +702,20 @@ func (x *FairShareSnapshot) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *FairShareSnapshot) GetPart() int32 {
+	if x != nil {
+		return x.Part
+	}
+	return 0
+}
+
+func (x *FairShareSnapshot) GetParts() int32 {
+	if x != nil {
+		return x.Parts
+	}
+	return 0
 }
 
 // StarvationEvent is a change of a pool's starvation status.
@@ -949,13 +970,15 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\x10dominantResource\x12+\n" +
 	"\x11starvation_status\x18\v \x01(\tR\x10starvationStatus\x12\x16\n" +
 	"\x06weight\x18\f \x01(\x01R\x06weight\x12\x14\n" +
-	"\x05depth\x18\r \x01(\x05R\x05depth\"\xa3\x01\n" +
+	"\x05depth\x18\r \x01(\x05R\x05depth\"\xcd\x01\n" +
 	"\x11FairShareSnapshot\x120\n" +
 	"\x05pools\x18\x01 \x03(\v2\x1a.sharetree.v1.ElementShareR\x05pools\x12'\n" +
 	"\x0foperation_count\x18\x02 \x01(\x05R\x0eoperationCount\x12\x1d\n" +
 	"\n" +
 	"node_count\x18\x03 \x01(\x05R\tnodeCount\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\xfd\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x12\n" +
+	"\x04part\x18\x05 \x01(\x05R\x04part\x12\x14\n" +
+	"\x05parts\x18\x06 \x01(\x05R\x05parts\"\xfd\x01\n" +
 	"\x0fStarvationEvent\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12!\n" +
 	"\foperation_id\x18\a \x01(\tR\voperationId\x12\x12\n" +
