@@ -33,8 +33,8 @@ type eventSink struct {
 	// server's max_payload less room for headers); a larger fair-share
 	// snapshot goes in parts (see splitSnapshot).
 	maxBytes int
-	ch    chan pendingEvent
-	seq   atomic.Uint64
+	ch       chan pendingEvent
+	seq      atomic.Uint64
 	// queued counts the events accepted by Publish and not yet handed to
 	// an asynchronous publish (see settled).
 	queued atomic.Int64
