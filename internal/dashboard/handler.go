@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/chart"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
@@ -53,6 +55,7 @@ func (d *Dashboard) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=300")
 		_, _ = w.Write(css)
+		_, _ = io.WriteString(w, chart.Style)
 	})
 	mux.HandleFunc("GET /dashboard/trees/{tree}", d.treePage)
 	mux.HandleFunc("GET /dashboard/trees/{tree}/pools/{pool}", d.poolPage)

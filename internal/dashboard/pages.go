@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/chart"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -25,7 +26,7 @@ type pages struct {
 func parsePages() (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range []string{"trees", "tree", "pool", "error"} {
-		t, err := template.New("layout.html").Funcs(template.FuncMap{"pct": percent}).
+		t, err := template.New("layout.html").Funcs(template.FuncMap{"pct": chart.Percent}).
 			ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
@@ -106,7 +107,7 @@ func resources(r *scheduler.Resources) string {
 	var parts []string
 	for _, t := range scheduler.AllResources {
 		if r[t] != 0 {
-			parts = append(parts, t.String()+" "+amount(t, r[t]))
+			parts = append(parts, t.String()+" "+chart.Amount(t, r[t]))
 		}
 	}
 	if len(parts) == 0 {
@@ -120,7 +121,7 @@ func shares(s *scheduler.Share) string {
 	var parts []string
 	for _, t := range scheduler.AllResources {
 		if s[t] != 0 {
-			parts = append(parts, t.String()+" "+percent(s[t]))
+			parts = append(parts, t.String()+" "+chart.Percent(s[t]))
 		}
 	}
 	if len(parts) == 0 {
@@ -162,11 +163,11 @@ func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
 		r.Seen, r.Indent = true, e.Depth
 		r.FairShare, r.Usage, r.Demand = dominant(&e.FairShare.Total), dominant(&e.UsageShare), dominant(&e.DemandShare)
 		r.FairTitle, r.UsageTitle, r.DemandTitle = shares(&e.FairShare.Total), shares(&e.UsageShare), shares(&e.DemandShare)
-		r.Weight = decimal(e.Weight)
+		r.Weight = chart.Decimal(e.Weight)
 		r.Starvation = e.StarvationStatus.String()
 		var g []string
 		if sg := dominant(&e.StrongGuaranteeShare); sg > 0 {
-			g = append(g, "strong "+percent(sg))
+			g = append(g, "strong "+chart.Percent(sg))
 		}
 		if e.Integral != nil {
 			g = append(g, e.Integral.GuaranteeType.String())
@@ -306,12 +307,12 @@ func poolAttributes(e *scheduler.ElementResult) [][2]string {
 		{"resource demand", resources(&e.ResourceDemand)},
 		{"effective strong guarantee resources", resources(&e.EffectiveStrongGuaranteeResources)},
 		{"dominant resource", e.DominantResource.String()},
-		{"weight", decimal(e.Weight)},
+		{"weight", chart.Decimal(e.Weight)},
 		{"status", e.Status.String()},
 		{"starvation status", e.StarvationStatus.String()},
-		{"fair share starvation tolerance", decimal(e.EffectiveFairShareStarvationTolerance)},
+		{"fair share starvation tolerance", chart.Decimal(e.EffectiveFairShareStarvationTolerance)},
 		{"fair share starvation timeout", e.EffectiveFairShareStarvationTimeout.String()},
-		{"satisfaction", decimal(e.Satisfaction)},
+		{"satisfaction", chart.Decimal(e.Satisfaction)},
 	}
 	if !e.BelowFairShareSince.IsZero() {
 		a = append(a, [2]string{"below fair share since", formatTime(e.BelowFairShareSince)})
@@ -320,10 +321,10 @@ func poolAttributes(e *scheduler.ElementResult) [][2]string {
 		a = append(a,
 			[2]string{"integral guarantee type", ig.GuaranteeType.String()},
 			[2]string{"accumulated resource volume", resources(&ig.AccumulatedResourceVolume) + " (·s)"},
-			[2]string{"accumulated resource ratio volume", decimal(ig.AccumulatedResourceRatioVolume)},
+			[2]string{"accumulated resource ratio volume", chart.Decimal(ig.AccumulatedResourceRatioVolume)},
 			[2]string{"integral pool capacity", resources(&ig.IntegralPoolCapacity) + " (·s)"},
-			[2]string{"specified burst ratio", decimal(ig.SpecifiedBurstRatio)},
-			[2]string{"specified resource flow ratio", decimal(ig.SpecifiedResourceFlowRatio)})
+			[2]string{"specified burst ratio", chart.Decimal(ig.SpecifiedBurstRatio)},
+			[2]string{"specified resource flow ratio", chart.Decimal(ig.SpecifiedResourceFlowRatio)})
 		if d := ig.EstimatedBurstUsageDurationSeconds; d != nil {
 			a = append(a, [2]string{"estimated burst usage duration", (time.Duration(*d * float64(time.Second))).Round(time.Second).String()})
 		}
@@ -355,26 +356,26 @@ func poolCharts(e *scheduler.ElementResult, r scheduler.ResourceType, total sche
 		return out
 	}
 	unit := r.String()
-	ud := chart{title: "Usage and demand (" + unit + ")", resource: r, times: times,
-		lines: []line{{"usage", "l-usage", usage}, {"demand", "l-demand", demand}}}
+	ud := chart.Chart{Title: "Usage and demand (" + unit + ")", Resource: r, Times: times,
+		Lines: []chart.Line{{Name: "usage", Class: "l-usage", Values: usage}, {Name: "demand", Class: "l-demand", Values: demand}}}
 	if e != nil {
 		if g := e.EffectiveStrongGuaranteeResources[r]; g > 0 {
-			ud.lines = append(ud.lines, line{"strong guarantee", "l-ref", constant(g)})
+			ud.Lines = append(ud.Lines, chart.Line{Name: "strong guarantee", Class: "l-ref", Values: constant(g)})
 		}
 		if ig := e.Integral; ig != nil && ig.GuaranteeType == scheduler.GuaranteeBurst && ig.SpecifiedBurstRatio > 0 {
-			ud.lines = append(ud.lines, line{"burst guarantee", "l-ref2", constant(ig.SpecifiedBurstRatio * total[r])})
+			ud.Lines = append(ud.Lines, chart.Line{Name: "burst guarantee", Class: "l-ref2", Values: constant(ig.SpecifiedBurstRatio * total[r])})
 		}
 	}
-	uf := chart{title: "Usage and fair share (" + unit + ")", resource: r, times: times,
-		lines: []line{{"usage", "l-usage", usage}, {"fair share", "l-fair", fair}}}
-	out := []template.HTML{ud.svg(), uf.svg()}
+	uf := chart.Chart{Title: "Usage and fair share (" + unit + ")", Resource: r, Times: times,
+		Lines: []chart.Line{{Name: "usage", Class: "l-usage", Values: usage}, {Name: "fair share", Class: "l-fair", Values: fair}}}
+	out := []template.HTML{ud.SVG(), uf.SVG()}
 	if integral {
-		v := chart{title: "Accumulated volume (" + unit + "·s)", resource: r, volume: true, times: times,
-			lines: []line{{"accumulated volume", "l-volume", volume}}}
+		v := chart.Chart{Title: "Accumulated volume (" + unit + "·s)", Resource: r, Volume: true, Times: times,
+			Lines: []chart.Line{{Name: "accumulated volume", Class: "l-volume", Values: volume}}}
 		if e != nil && e.Integral != nil {
-			v.lines = append(v.lines, line{"capacity", "l-ref", constant(e.Integral.IntegralPoolCapacity[r])})
+			v.Lines = append(v.Lines, chart.Line{Name: "capacity", Class: "l-ref", Values: constant(e.Integral.IntegralPoolCapacity[r])})
 		}
-		out = append(out, v.svg())
+		out = append(out, v.SVG())
 	}
 	return out
 }

@@ -1,10 +1,9 @@
-package dashboard
+package chart
 
 import (
 	"encoding/xml"
 	"errors"
 	"io"
-	"io/fs"
 	"math"
 	"strings"
 	"testing"
@@ -12,9 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sharetree/sharetree/internal/cfgerr"
 	"github.com/sharetree/sharetree/scheduler"
 )
+
+var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
 // svgElements parses an SVG document and counts its elements by name.
 func svgElements(t *testing.T, svg string) map[string]int {
@@ -38,12 +38,12 @@ func svgElements(t *testing.T, svg string) map[string]int {
 func TestChartIsWellFormedAndEscapesItsTexts(t *testing.T) {
 	ts := []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second), t0.Add(3 * time.Second), t0.Add(4 * time.Second)}
 	nan := math.NaN()
-	c := chart{title: `usage <&"'> of a`, resource: scheduler.CPU, times: ts, lines: []line{
-		{name: "whole", class: "l-usage", values: []float64{1, 2, 3, 4, 5}},
+	c := Chart{Title: `usage <&"'> of a`, Resource: scheduler.CPU, Times: ts, Lines: []Line{
+		{Name: "whole", Class: "l-usage", Values: []float64{1, 2, 3, 4, 5}},
 		// A gap splits a line: two points, then one alone.
-		{name: `<b>gap</b>`, class: "l-demand", values: []float64{1, 2, nan, 4, math.Inf(1)}},
+		{Name: `<b>gap</b>`, Class: "l-demand", Values: []float64{1, 2, nan, 4, math.Inf(1)}},
 	}}
-	svg := string(c.svg())
+	svg := string(c.SVG())
 	got := svgElements(t, svg)
 	want := map[string]int{"svg": 1, "text": 1 + 2 + (yTicks + 1) + 3, "rect": 2, "line": (yTicks + 1) + 2, "polyline": 2, "circle": 1}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -63,12 +63,12 @@ func TestChartIsWellFormedAndEscapesItsTexts(t *testing.T) {
 }
 
 func TestChartOfOneSampleOrNone(t *testing.T) {
-	one := chart{title: "one", times: []time.Time{t0}, lines: []line{{name: "u", class: "l-usage", values: []float64{0}}}}
-	if got := svgElements(t, string(one.svg())); got["circle"] != 1 || got["polyline"] != 0 {
+	one := Chart{Title: "one", Times: []time.Time{t0}, Lines: []Line{{Name: "u", Class: "l-usage", Values: []float64{0}}}}
+	if got := svgElements(t, string(one.SVG())); got["circle"] != 1 || got["polyline"] != 0 {
 		t.Errorf("one sample: %v, want one circle", got)
 	}
-	none := chart{title: "none"}
-	if got := svgElements(t, string(none.svg())); got["circle"]+got["polyline"] != 0 {
+	none := Chart{Title: "none"}
+	if got := svgElements(t, string(none.SVG())); got["circle"]+got["polyline"] != 0 {
 		t.Errorf("no sample: %v", got)
 	}
 }
@@ -93,66 +93,17 @@ func TestAmounts(t *testing.T) {
 		{scheduler.CPU, -0.0001, "0"}, {scheduler.CPU, math.NaN(), "—"},
 		{scheduler.Memory, 512, "512 B"}, {scheduler.Memory, 3 << 30, "3 GiB"}, {scheduler.Network, 1536, "1.5 KiB"},
 	} {
-		if got := amount(tc.r, tc.v); got != tc.want {
-			t.Errorf("amount(%s, %g) = %q, want %q", tc.r, tc.v, got, tc.want)
+		if got := Amount(tc.r, tc.v); got != tc.want {
+			t.Errorf("Amount(%s, %g) = %q, want %q", tc.r, tc.v, got, tc.want)
 		}
 	}
-	ticks := chart{resource: scheduler.CPU, volume: true}
+	ticks := Chart{Resource: scheduler.CPU, Volume: true}
 	for v, want := range map[float64]string{0: "0·s", 5000: "5000·s", 25000: "25k·s", 1.5e6: "1.5M·s"} {
 		if got := ticks.amount(v); got != want {
 			t.Errorf("tick %g = %q, want %q", v, got, want)
 		}
 	}
-	if got := percent(0.1234); got != "12.34%" {
-		t.Errorf("percent(0.1234) = %q", got)
-	}
-}
-
-func TestConfigValidateNamesTheField(t *testing.T) {
-	for _, tc := range []struct {
-		cfg   Config
-		field string
-	}{
-		{Config{Resolution: -time.Second}, "Resolution"},
-		{Config{Window: time.Millisecond}, "Window"},
-		{Config{Window: 24 * time.Hour, Resolution: time.Second}, "Window"},
-		{Config{MaxPools: -1}, "MaxPools"},
-		{Config{MaxPending: 20_000}, "MaxPending"},
-		{Config{MaxRows: -3}, "MaxRows"},
-		{Config{Refresh: time.Millisecond}, "Refresh"},
-	} {
-		err := tc.cfg.Defaults().Validate()
-		var fe *cfgerr.FieldError
-		if !errors.Is(err, ErrConfig) || !errors.As(err, &fe) || fe.Field != tc.field {
-			t.Errorf("%+v: %v, want an error naming %s", tc.cfg, err, tc.field)
-		}
-	}
-	if err := (Config{}).Defaults().Validate(); err != nil {
-		t.Errorf("defaults: %v", err)
-	}
-}
-
-// The dashboard works offline: no asset loads anything from elsewhere.
-func TestAssetsAreSelfContained(t *testing.T) {
-	err := fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(assets, path)
-		if err != nil {
-			return err
-		}
-		for _, remote := range []string{"http:", "https:", "//cdn", "@import", "<script"} {
-			if strings.Contains(string(data), remote) {
-				t.Errorf("%s holds %q", path, remote)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := parsePages(); err != nil {
-		t.Fatal(err)
+	if got := Percent(0.1234); got != "12.34%" {
+		t.Errorf("Percent(0.1234) = %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package dashboard
+package chart
 
 import (
 	"fmt"
@@ -11,23 +11,37 @@ import (
 	"github.com/sharetree/sharetree/scheduler"
 )
 
-// line is one series of a chart; NaN marks a sample without a value.
-type line struct {
-	name string
-	// class is the line's CSS class (its colour and dash).
-	class  string
-	values []float64
+// Line is one series of a chart; NaN marks a sample without a value.
+type Line struct {
+	Name string
+	// Class is the line's CSS class (its colour and dash, see Style):
+	// l-usage, l-demand, l-fair, l-volume, l-ref, l-ref2.
+	Class  string
+	Values []float64
 }
 
-// chart is a line chart of one resource over time, drawn as inline SVG.
-type chart struct {
-	title    string
-	resource scheduler.ResourceType
-	// volume: the values are resource·seconds.
-	volume bool
-	times  []time.Time
-	lines  []line
+// Chart is a line chart of one resource over time, drawn as inline SVG.
+type Chart struct {
+	Title    string
+	Resource scheduler.ResourceType
+	// Volume: the values are resource·seconds.
+	Volume bool
+	// Times are the samples' times, one per value of each line.
+	Times []time.Time
+	Lines []Line
 }
+
+// Style is the CSS of the charts' classes, for a page that shows them.
+const Style = `svg.chart { width: 100%; max-width: 760px; background: #fff; border: 1px solid #e4e7ec; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: #5b6577; }
+svg.chart text.title { font-size: 13px; font-weight: 600; fill: #1d2330; }
+svg.chart .grid { stroke: #eef1f5; } svg.chart .axis { stroke: #8b95a8; }
+svg.chart polyline { fill: none; stroke-width: 1.8; }
+.l-usage { stroke: #2a6fdb; fill: #2a6fdb; } .l-demand { stroke: #d9822b; fill: #d9822b; }
+.l-fair { stroke: #2b9e5f; fill: #2b9e5f; } .l-volume { stroke: #8e44ad; fill: #8e44ad; }
+.l-ref { stroke: #5b6577; fill: #5b6577; stroke-dasharray: 6 4; } .l-ref2 { stroke: #a4262c; fill: #a4262c; stroke-dasharray: 2 3; }
+rect.swatch { stroke-width: 2; }
+`
 
 // The chart's geometry, in SVG user units.
 const (
@@ -39,16 +53,16 @@ const (
 	legendStep, legendSwatchSz = 150, 10
 )
 
-// svg renders the chart. Every text in it is escaped.
-func (c *chart) svg() template.HTML {
+// SVG renders the chart. Every text in it is escaped.
+func (c *Chart) SVG() template.HTML {
 	var b strings.Builder
 	f := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, chartW, chartH, template.HTMLEscapeString(c.title))
-	f(`<text class="title" x="%d" y="14">%s</text>`, marginL, template.HTMLEscapeString(c.title))
-	for k, l := range c.lines {
+	f(`<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, chartW, chartH, template.HTMLEscapeString(c.Title))
+	f(`<text class="title" x="%d" y="14">%s</text>`, marginL, template.HTMLEscapeString(c.Title))
+	for k, l := range c.Lines {
 		x := marginL + 260 + k*legendStep
-		f(`<rect class="swatch %s" x="%d" y="5" width="%d" height="%d"/>`, l.class, x, legendSwatchSz, legendSwatchSz)
-		f(`<text class="legend" x="%d" y="14">%s</text>`, x+legendSwatchSz+4, template.HTMLEscapeString(l.name))
+		f(`<rect class="swatch %s" x="%d" y="5" width="%d" height="%d"/>`, l.Class, x, legendSwatchSz, legendSwatchSz)
+		f(`<text class="legend" x="%d" y="14">%s</text>`, x+legendSwatchSz+4, template.HTMLEscapeString(l.Name))
 	}
 	top := c.top()
 	for k := 0; k <= yTicks; k++ {
@@ -57,7 +71,7 @@ func (c *chart) svg() template.HTML {
 		f(`<line class="grid" x1="%d" x2="%d" y1="%s" y2="%s"/>`, marginL, marginL+plotW, num(y), num(y))
 		f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-6, num(y+4), template.HTMLEscapeString(c.amount(v)))
 	}
-	if n := len(c.times); n > 0 {
+	if n := len(c.Times); n > 0 {
 		for _, k := range []int{0, n / 2, n - 1} {
 			if k == n/2 && (k == 0 || k == n-1) {
 				continue
@@ -66,23 +80,23 @@ func (c *chart) svg() template.HTML {
 			if anchor == "" {
 				anchor = "middle"
 			}
-			f(`<text class="tick" x="%s" y="%d" text-anchor="%s">%s</text>`, num(c.x(k)), marginT+plotH+18, anchor, c.times[k].UTC().Format("15:04:05"))
+			f(`<text class="tick" x="%s" y="%d" text-anchor="%s">%s</text>`, num(c.x(k)), marginT+plotH+18, anchor, c.Times[k].UTC().Format("15:04:05"))
 		}
 	}
-	for _, l := range c.lines {
+	for _, l := range c.Lines {
 		var pts []string
 		flush := func() {
 			switch len(pts) {
 			case 0:
 			case 1:
 				xy := strings.Split(pts[0], ",")
-				f(`<circle class="%s" cx="%s" cy="%s" r="2.5"/>`, l.class, xy[0], xy[1])
+				f(`<circle class="%s" cx="%s" cy="%s" r="2.5"/>`, l.Class, xy[0], xy[1])
 			default:
-				f(`<polyline class="%s" points="%s"/>`, l.class, strings.Join(pts, " "))
+				f(`<polyline class="%s" points="%s"/>`, l.Class, strings.Join(pts, " "))
 			}
 			pts = pts[:0]
 		}
-		for k, v := range l.values {
+		for k, v := range l.Values {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				flush()
 				continue
@@ -99,10 +113,10 @@ func (c *chart) svg() template.HTML {
 
 // top is the value at the top of the plot: the largest value rounded up
 // to a round number (1 when there is none).
-func (c *chart) top() float64 {
+func (c *Chart) top() float64 {
 	hi := 0.0
-	for _, l := range c.lines {
-		for _, v := range l.values {
+	for _, l := range c.Lines {
+		for _, v := range l.Values {
 			if !math.IsNaN(v) && !math.IsInf(v, 0) {
 				hi = max(hi, v)
 			}
@@ -128,38 +142,38 @@ func niceCeil(v float64) float64 {
 
 // x is sample k's horizontal position: the first sample at the left, the
 // last at the right, by time (a single sample at the right).
-func (c *chart) x(k int) float64 {
-	n := len(c.times)
+func (c *Chart) x(k int) float64 {
+	n := len(c.Times)
 	if n < 2 {
 		return marginL + plotW
 	}
-	span := c.times[n-1].Sub(c.times[0])
+	span := c.Times[n-1].Sub(c.Times[0])
 	if span <= 0 {
 		return marginL + plotW
 	}
-	return marginL + plotW*float64(c.times[k].Sub(c.times[0]))/float64(span)
+	return marginL + plotW*float64(c.Times[k].Sub(c.Times[0]))/float64(span)
 }
 
-func (c *chart) y(v, top float64) float64 {
+func (c *Chart) y(v, top float64) float64 {
 	return marginT + float64(plotH*(1-v/top)) // rounded first: never fused (see docs/DETERMINISM.md)
 }
 
 // amount is a tick's label: k, M, G for large counts (bytes in binary
 // units), "·s" after a volume.
-func (c *chart) amount(v float64) string {
-	s := amount(c.resource, v)
-	if c.resource != scheduler.Memory && c.resource != scheduler.Network {
+func (c *Chart) amount(v float64) string {
+	s := Amount(c.Resource, v)
+	if c.Resource != scheduler.Memory && c.Resource != scheduler.Network {
 		for _, u := range []struct {
 			scale  float64
 			suffix string
 		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
 			if math.Abs(v) >= 10*u.scale || (math.Abs(v) >= u.scale && u.scale >= 1e6) {
-				s = decimal(v/u.scale) + u.suffix
+				s = Decimal(v/u.scale) + u.suffix
 				break
 			}
 		}
 	}
-	if c.volume {
+	if c.Volume {
 		s += "·s"
 	}
 	return s
@@ -167,9 +181,9 @@ func (c *chart) amount(v float64) string {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// amount formats an amount of a resource: bytes of memory and network in
+// Amount formats an amount of a resource: bytes of memory and network in
 // binary units, the others as numbers of at most three decimals.
-func amount(r scheduler.ResourceType, v float64) string {
+func Amount(r scheduler.ResourceType, v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
@@ -180,13 +194,13 @@ func amount(r scheduler.ResourceType, v float64) string {
 			v /= 1024
 			k++
 		}
-		return decimal(v) + " " + units[k]
+		return Decimal(v) + " " + units[k]
 	}
-	return decimal(v)
+	return Decimal(v)
 }
 
-// decimal writes v with fewer decimals the larger it is.
-func decimal(v float64) string {
+// Decimal writes v with fewer decimals the larger it is.
+func Decimal(v float64) string {
 	prec := 3
 	switch a := math.Abs(v); {
 	case a >= 1000:
@@ -206,10 +220,10 @@ func decimal(v float64) string {
 	return s
 }
 
-// percent formats a share of the cluster as a percentage.
-func percent(share float64) string {
+// Percent formats a share of the cluster as a percentage.
+func Percent(share float64) string {
 	if math.IsNaN(share) || math.IsInf(share, 0) {
 		return "—"
 	}
-	return decimal(100*share) + "%"
+	return Decimal(100*share) + "%"
 }
