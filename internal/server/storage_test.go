@@ -23,7 +23,17 @@ import (
 // it is down, even into a free slot, and aborts none; heartbeats go on.
 // Once JetStream is back it notices that too and the operation runs to
 // completion, each job started once, none aborted.
+//
+// It does not run under the race detector: nats-server's EnableJetStream,
+// which brings JetStream back on the running server (a test's fault,
+// never done in production), writes the server's JetStream export
+// subscriptions while its API dispatch reads them (a data race inside
+// nats-server v2.15.2, seen in CI). The scheduler's side of the test
+// runs in every other test run.
 func TestSchedulerFailsClosedWhileJetStreamIsDown(t *testing.T) {
+	if testutil.RaceEnabled {
+		t.Skip("nats-server's EnableJetStream races with its own API dispatch (fault injection only)")
+	}
 	srv, nc := servertest.Start(t, treesYAML, func(c *server.Config) {
 		c.Actors.HeartbeatPeriod = 50 * time.Millisecond
 		c.StorageProbePeriod = 50 * time.Millisecond
