@@ -80,12 +80,18 @@ func TestFairshareTable(t *testing.T) {
 func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools:\n  - {name: a, wieght: 2}\n")
 	spec := writeFile(t, "spec.yaml", "pool: a\ntasks: [{name: t, job_count: 1, job_resources: {cpu: 1}, simulated_duration: 1s}]\n")
+	simBad := writeFile(t, "simbad.yaml", "version: 1\ncluster: {nodes: [{resources: {cpu: 4}}]}\nworkload: [{id: a, tasks: [{jobs: 1, resources: {cpu: 8}, duration: 1s}]}]\nsimulation: {duration: 1m}\n")
 	clash := writeFile(t, "clash.yaml", "version: 1\ncluster: {resources: {cpu: 10}}\npools: [{name: a}]\noperations: [{id: a, pool: a, demand: {cpu: 1}}]\n")
 	cases := map[string]struct {
 		args    []string
 		wantErr []string
 	}{
 		"unknown key":               {[]string{"fairshare", "-f", bad}, []string{bad, "pools[0].wieght", `unknown key "wieght"`}},
+		"sim unknown key":           {[]string{"sim", "-f", bad}, []string{bad, `missing required key "workload"`}},
+		"sim job fits nowhere":      {[]string{"sim", "-f", simBad}, []string{simBad, "workload[0].tasks[0].resources", "fits on no node"}},
+		"sim no -f":                 {[]string{"sim"}, []string{"sim: -f FILE is required"}},
+		"sim bad resource":          {[]string{"sim", "-f", "examples/sim.yaml", "--resource", "disk"}, []string{"--resource", `"disk"`}},
+		"sim missing file":          {[]string{"sim", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
 		"missing file":              {[]string{"fairshare", "-f", filepath.Join(t.TempDir(), "nope.yaml")}, []string{"nope.yaml"}},
 		"no -f":                     {[]string{"fairshare"}, []string{"-f FILE is required"}},
 		"-f a directory":            {[]string{"fairshare", "-f", t.TempDir()}, []string{"is a directory"}},

@@ -34,7 +34,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newFairshareCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd(), newLoadCmd(), newNkeyCmd(),
+	root.AddCommand(newFairshareCmd(), newSimCmd(), newDemoCmd(), newServerCmd(), newAgentCmd(), newOpCmd(), newEventsCmd(), newLoadCmd(), newNkeyCmd(),
 		newTreeCmd(), newPoolCmd(), newClusterCmd(), newApplyCmd(), newGetCmd())
 	return root
 }
