@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sharetree/sharetree/internal/failpoint"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -328,6 +329,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 	}
 	var seq uint64
 	if len(completed)+len(failed) > 0 {
+		failpoint.Hit(failpoint.JournalBeforeWrite, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 		s, err := w.j.Append(ctx, completed, failed)
 		cancel()
@@ -341,6 +343,7 @@ func (w *journalWriter) write(in []journalInput) bool {
 		w.batches.Add(1)
 		w.completions.Add(uint64(len(completed)))
 		w.failedJobs.Add(uint64(len(failed)))
+		failpoint.Hit(failpoint.JournalAfterWrite, nil)
 	}
 	// The nodes to tell, in the order they first appear.
 	var nodes []*actor.PID

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sharetree/sharetree/internal/failpoint"
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/scheduler"
@@ -479,6 +480,9 @@ func (n *nodeActor) finishHeartbeat(ctx actor.Context, res *passResult) {
 	// event are not on its round trip (each message to an idle operation
 	// actor starts a goroutine the reply would queue behind). The messages
 	// to an operation keep their order: they all come from this actor.
+	if len(res.started) > 0 {
+		failpoint.Hit(failpoint.StartsBeforeReply, nil)
+	}
 	reply(resp, nil)
 	n.notifyLeft(ctx, h.left)
 	clear(h.left) // the buffer's, reused: hold no finished jobs

@@ -61,7 +61,14 @@ var servingLine = regexp.MustCompile(`msg=serving nats_url=(\S+) .*epoch=(\d+)`)
 // waits until it serves; it is killed when the test ends, if not before.
 func startChildScheduler(t *testing.T, dataDir string, port int, treesFile string) *childScheduler {
 	t.Helper()
-	c := launchChild(t, "server", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--http-addr", "",
+	return startChildSchedulerEnv(t, dataDir, port, treesFile, nil)
+}
+
+// startChildSchedulerEnv is startChildScheduler with env added to the
+// child's environment.
+func startChildSchedulerEnv(t *testing.T, dataDir string, port int, treesFile string, env []string) *childScheduler {
+	t.Helper()
+	c := launchChildEnv(t, env, "server", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--http-addr", "",
 		"--pools", treesFile, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info")
 	c.waitServing(t, 30*time.Second)
 	return c
@@ -72,13 +79,19 @@ func startChildScheduler(t *testing.T, dataDir string, port int, treesFile strin
 // before.
 func launchChild(t *testing.T, args ...string) *childScheduler {
 	t.Helper()
+	return launchChildEnv(t, nil, args...)
+}
+
+// launchChildEnv is launchChild with env added to the child's environment.
+func launchChildEnv(t *testing.T, env []string, args ...string) *childScheduler {
+	t.Helper()
 	argv, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &childScheduler{exited: make(chan struct{}), serving: make(chan []string, 1)}
 	c.cmd = exec.Command(os.Args[0], "-test.run", "^$")
-	c.cmd.Env = append(os.Environ(), childArgsEnv+"="+string(argv))
+	c.cmd.Env = append(append(os.Environ(), childArgsEnv+"="+string(argv)), env...)
 	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

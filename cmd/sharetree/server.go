@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/failpoint"
 	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
@@ -69,6 +70,12 @@ func newServerCmd() *cobra.Command {
 			}
 			if err := cfg.Validate(); err != nil {
 				return configError(err, serverFlags)
+			}
+			if spec := os.Getenv(failpoint.EnvVar); spec != "" {
+				if err := failpoint.Enable(spec, nil); err != nil {
+					return usageError{fmt.Errorf("%s: %w", failpoint.EnvVar, err)}
+				}
+				logger.Warn("failpoints armed: the process kills itself when one fires (crash tests only)", "failpoints", spec)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

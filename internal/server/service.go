@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/failpoint"
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
@@ -108,7 +109,17 @@ func (s *service) heartbeat(req micro.Request) {
 			return
 		}
 	}
-	s.sys.Heartbeat(&actors.NodeHeartbeat{Heartbeat: hb, Reply: reply[*pb.HeartbeatResponse](s, req)})
+	r := reply[*pb.HeartbeatResponse](s, req)
+	if failpoint.Armed() {
+		inner := r
+		r = func(m *pb.HeartbeatResponse, e *pb.Error) {
+			inner(m, e)
+			if e == nil && len(m.GetJobsToStart()) > 0 {
+				failpoint.Hit(failpoint.StartsAfterReply, func() { _ = s.nc.Flush() })
+			}
+		}
+	}
+	s.sys.Heartbeat(&actors.NodeHeartbeat{Heartbeat: hb, Reply: r})
 }
 
 func (s *service) submit(req micro.Request) {

@@ -1,0 +1,54 @@
+package failpoint
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPointsFireAtTheirHitOnce(t *testing.T) {
+	var fired, lasts []string
+	if err := Enable("journal-before-write@3, starts-after-reply", func(name string) { fired = append(fired, name) }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Enable("", nil) })
+	last := func(name string) func() { return func() { lasts = append(lasts, name) } }
+	for range 5 {
+		Hit(JournalBeforeWrite, last(JournalBeforeWrite))
+		Hit(StartsAfterReply, last(StartsAfterReply))
+		Hit(StartsBeforeReply, last(StartsBeforeReply)) // not armed
+	}
+	want := []string{StartsAfterReply, JournalBeforeWrite}
+	if diff := cmp.Diff(want, fired); diff != "" {
+		t.Errorf("fired (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, lasts); diff != "" {
+		t.Errorf("last steps run (-want +got):\n%s", diff)
+	}
+	if !Armed() {
+		t.Error("not armed")
+	}
+	if err := Enable("", nil); err != nil || Armed() {
+		t.Errorf("disarming: %v, armed %v", err, Armed())
+	}
+	Hit(JournalBeforeWrite, func() { t.Error("an unarmed point ran its last step") })
+}
+
+func TestEnableNamesWhatIsWrong(t *testing.T) {
+	for spec, says := range map[string]string{
+		"crash-somewhere":                         `unknown point "crash-somewhere"`,
+		"journal-after-write@0":                   "positive integer",
+		"journal-after-write@x":                   `got "x"`,
+		"journal-after-write,journal-after-write": "given twice",
+	} {
+		err := Enable(spec, func(string) {})
+		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), says) {
+			t.Errorf("%q: %v, want ErrBadSpec saying %q", spec, err, says)
+		}
+		if Armed() {
+			t.Errorf("%q armed points", spec)
+		}
+	}
+}
