@@ -91,6 +91,16 @@ type Config struct {
 	// is paid). 0 turns preemption off. Graceful preemption is not counted.
 	// Default 100.
 	PreemptionRateLimit float64
+	// MaxHeartbeatPasses sheds load: at most this many heartbeats are in
+	// their scheduling pass at once (handed to their tree's placer and not
+	// answered yet), across all nodes. A heartbeat that arrives while as
+	// many are is shed: answered UNAVAILABLE at once, saying it was
+	// throttled, and counted (System.HeartbeatLoad). It starts and
+	// acknowledges nothing (the node sends the same state again), but it
+	// keeps its node alive: a node whose heartbeats are shed is neither
+	// taken offline nor lost. 0 is no limit. Default 1000 (a pass takes
+	// well under a millisecond: 1000 waiting is a second's backlog).
+	MaxHeartbeatPasses int
 	// GracefulTolerance: a graceful operation's jobs are interrupted when
 	// its usage share exceeds its fair share by more than this (on its
 	// dominant resource). Default 1e-4.
@@ -114,6 +124,7 @@ func DefaultConfig() Config {
 		RequestTimeout:           5 * time.Second,
 		StatePersistPeriod:       10 * time.Second,
 		PreemptionRateLimit:      100,
+		MaxHeartbeatPasses:       1000,
 		GracefulTolerance:        1e-4,
 	}
 }
@@ -142,6 +153,8 @@ func (c *Config) Validate() error {
 		return bad("ProgressWriteRate", "must be a finite number > 0, got %g", c.ProgressWriteRate)
 	case c.JournalBatchInterval < 0 || c.JournalBatchInterval > time.Second:
 		return bad("JournalBatchInterval", "must be between 0 and 1s, got %s", c.JournalBatchInterval)
+	case c.MaxHeartbeatPasses < 0:
+		return bad("MaxHeartbeatPasses", "must be >= 0, got %d", c.MaxHeartbeatPasses)
 	case c.MaxJobsPerHeartbeat < 0:
 		return bad("MaxJobsPerHeartbeat", "must be >= 0, got %d", c.MaxJobsPerHeartbeat)
 	case c.DefaultMaxFailedJobCount < 0:

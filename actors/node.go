@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -51,10 +52,13 @@ type awaitingJob struct {
 
 // nodeActor is one exec node's session.
 type nodeActor struct {
-	cfg    *Config
-	deps   Deps
-	id     string
-	live   *nodeLiveness
+	cfg  *Config
+	deps Deps
+	id   string
+	live *nodeLiveness
+	// passes counts the heartbeats in their pass across all nodes (see
+	// Config.MaxHeartbeatPasses); each node actor adds its own.
+	passes *atomic.Int64
 	dir    func() *treeDirectory
 	onLost func(id string)
 	// revivalUntil is the end of a restarted scheduler's
@@ -104,9 +108,9 @@ type nodeActor struct {
 	}
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, dir func() *treeDirectory, onLost func(string), revivalUntil time.Time) actor.Producer {
+func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, passes *atomic.Int64, dir func() *treeDirectory, onLost func(string), revivalUntil time.Time) actor.Producer {
 	return func() actor.Actor {
-		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
+		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, passes: passes, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
 			period: durationpb.New(cfg.HeartbeatPeriod), revivalUntil: revivalUntil}
 	}
 }
@@ -166,6 +170,12 @@ func (n *nodeActor) abandon(ctx actor.Context, e *pb.Error) {
 // setInflight records the heartbeat in flight, and publishes when it went
 // to the placer for the liveness monitor.
 func (n *nodeActor) setInflight(h *heartbeatInFlight) {
+	switch {
+	case n.inflight == nil && h != nil:
+		n.passes.Add(1)
+	case n.inflight != nil && h == nil:
+		n.passes.Add(-1)
+	}
 	n.inflight = h
 	var since int64
 	if h != nil {
@@ -598,7 +608,11 @@ func (n *nodeActor) check(ctx actor.Context) {
 	if n.lastHeard.IsZero() {
 		return
 	}
-	silent := n.cfg.Now().Sub(n.lastHeard)
+	last := n.lastHeard
+	if shed := n.live.shed.Load(); shed > last.UnixNano() {
+		last = time.Unix(0, shed) // its heartbeats are shed: alive, not heard
+	}
+	silent := n.cfg.Now().Sub(last)
 	if n.online && silent >= n.cfg.NodeOfflineTimeout {
 		n.online = false
 		if n.tree != nil {

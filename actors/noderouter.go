@@ -35,7 +35,14 @@ type nodeLiveness struct {
 	heard atomic.Int64
 	// inflight is when the heartbeat waiting for the placer was sent to it.
 	inflight atomic.Int64
+	// shed is when a heartbeat of the node was last shed (see
+	// Config.MaxHeartbeatPasses): the node is alive, though not heard.
+	shed atomic.Int64
 }
+
+// alive is the last time the node showed it is alive: its last accepted
+// heartbeat or its last shed one (unix nanoseconds, 0: never).
+func (l *nodeLiveness) alive() int64 { return max(l.heard.Load(), l.shed.Load()) }
 
 func (r *nodeRouter) route(id string, msg any) {
 	r.mu.Lock()
@@ -54,6 +61,19 @@ func (r *nodeRouter) route(id string, msg any) {
 	}
 	r.mu.Unlock()
 	r.root.Send(n.pid, msg)
+}
+
+// shed records that a heartbeat of node id was shed at now; it reports
+// whether the node is known (an unknown node's shed heartbeat creates no
+// session).
+func (r *nodeRouter) shed(id string, now time.Time) bool {
+	r.mu.Lock()
+	n, ok := r.nodes[id]
+	r.mu.Unlock()
+	if ok {
+		n.live.shed.Store(now.UnixNano())
+	}
+	return ok
 }
 
 func (r *nodeRouter) remove(id string) {
@@ -83,7 +103,7 @@ func (r *nodeRouter) due(now time.Time, offline, timeout time.Duration) []*actor
 	defer r.mu.Unlock()
 	var out []*actor.PID
 	for _, n := range r.nodes {
-		heard, inflight := n.live.heard.Load(), n.live.inflight.Load()
+		heard, inflight := n.live.alive(), n.live.inflight.Load()
 		if heard != 0 && t-heard >= int64(offline) || inflight != 0 && t-inflight > int64(timeout) {
 			out = append(out, n.pid)
 		}

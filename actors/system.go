@@ -30,6 +30,10 @@ type System struct {
 	guard  actor.PropsOption
 	root   *actor.PID
 	router *nodeRouter
+	// passes counts the heartbeats in their scheduling pass, shed those
+	// shed for it (see Config.MaxHeartbeatPasses).
+	passes atomic.Int64
+	shed   atomic.Uint64
 	// dir is the tree directory node actors resolve their tree from; the
 	// root publishes a new one when trees change.
 	dir       atomic.Pointer[treeDirectory]
@@ -128,7 +132,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
 	}
 	if deps.Journal != nil {
 		s.journal = newJournalWriter(deps.Journal, s.as.Root, c, found, owed)
@@ -263,7 +267,24 @@ func (s *System) Update(m *UpdateOperation) { s.as.Root.Send(s.root, m) }
 func (s *System) Abort(m *AbortOperation) { s.as.Root.Send(s.root, m) }
 
 // Heartbeat routes a heartbeat to its node actor.
-func (s *System) Heartbeat(m *NodeHeartbeat) { s.router.route(m.Heartbeat.GetNodeId(), m) }
+func (s *System) Heartbeat(m *NodeHeartbeat) {
+	if limit := s.cfg.MaxHeartbeatPasses; limit > 0 {
+		if passes := s.passes.Load(); passes >= int64(limit) {
+			s.shed.Add(1)
+			s.router.shed(m.Heartbeat.GetNodeId(), s.cfg.Now())
+			m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "",
+				"throttled: %d heartbeats are in their scheduling pass (at most %d); the node stays alive, send the heartbeat again after the period",
+				passes, limit))
+			return
+		}
+	}
+	s.router.route(m.Heartbeat.GetNodeId(), m)
+}
+
+// HeartbeatLoad is the heartbeats' load: how many are in their scheduling
+// pass now, and how many were shed since the start (see
+// Config.MaxHeartbeatPasses).
+func (s *System) HeartbeatLoad() (passes int64, shed uint64) { return s.passes.Load(), s.shed.Load() }
 
 // Trees returns the tree names in configuration order.
 func (s *System) Trees() []string {

@@ -20,6 +20,7 @@ var serverFlags = map[string]string{
 	"Actors.ProgressWriteRate":     "progress-write-rate",
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
+	"Actors.MaxHeartbeatPasses":    "max-heartbeat-passes",
 	"StorageProbePeriod":           "storage-probe-period",
 	"Replicas":                     "replicas",
 	"Auth":                         "auth",

@@ -3,7 +3,8 @@ package server
 import "github.com/prometheus/client_golang/prometheus"
 
 // counters are the server's own counters as Prometheus metrics, read at
-// each scrape: the events lost and the API requests refused.
+// each scrape: the events lost, the API requests refused, the heartbeats'
+// load, leadership, storage and fencing.
 func (s *Server) counters() []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -44,6 +45,14 @@ func (s *Server) counters() []prometheus.Collector {
 			Name: "sharetree_storage_outages_total",
 			Help: "Times the storage became unavailable.",
 		}, func() float64 { return float64(s.storage.outages.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_heartbeat_passes",
+			Help: "Node heartbeats in their scheduling pass now (handed to their tree's placer and not answered yet).",
+		}, func() float64 { p, _ := s.sys.HeartbeatLoad(); return float64(p) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_heartbeats_shed_total",
+			Help: "Node heartbeats shed because --max-heartbeat-passes were in their pass: answered UNAVAILABLE (throttled) at once; their nodes stay alive.",
+		}, func() float64 { _, shed := s.sys.HeartbeatLoad(); return float64(shed) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_fenced_writes_total",
 			Help: "Writes to the operations bucket, the scheduler bucket or the completions journal refused because a newer leader took over.",

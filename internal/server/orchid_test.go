@@ -349,6 +349,8 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_leader_epoch 1`,
 		`sharetree_leader_lease_valid 1`,
 		`sharetree_fenced_writes_total 0`,
+		`sharetree_heartbeats_shed_total 0`,
+		`sharetree_heartbeat_passes `,
 		`sharetree_storage_available 1`,
 		`sharetree_storage_outages_total 0`,
 	} {
