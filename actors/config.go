@@ -98,8 +98,11 @@ type Config struct {
 	// throttled, and counted (System.HeartbeatLoad). It starts and
 	// acknowledges nothing (the node sends the same state again), but it
 	// keeps its node alive: a node whose heartbeats are shed is neither
-	// taken offline nor lost. 0 is no limit. Default 1000 (a pass takes
-	// well under a millisecond: 1000 waiting is a second's backlog).
+	// taken offline nor lost. The limit is soft (heartbeats arriving
+	// together may pass it). 0 is no limit, the default: each node holds
+	// at most one heartbeat waiting already, and under `sharetree load` at
+	// five times its nominal rate shedding answered fewer heartbeats, no
+	// faster (docs/BENCHMARKS.md); it is a safety valve for a flood.
 	MaxHeartbeatPasses int
 	// GracefulTolerance: a graceful operation's jobs are interrupted when
 	// its usage share exceeds its fair share by more than this (on its
@@ -124,7 +127,6 @@ func DefaultConfig() Config {
 		RequestTimeout:           5 * time.Second,
 		StatePersistPeriod:       10 * time.Second,
 		PreemptionRateLimit:      100,
-		MaxHeartbeatPasses:       1000,
 		GracefulTolerance:        1e-4,
 	}
 }

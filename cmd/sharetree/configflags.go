@@ -49,6 +49,7 @@ var loadFlags = map[string]string{
 	"Duration":                "duration",
 	"FairShareUpdatePeriod":   "fair-share-update-period",
 	"JournalBatchInterval":    "journal-batch-interval",
+	"MaxHeartbeatPasses":      "max-heartbeat-passes",
 	"Targets.P99":             "target-p99",
 	"Targets.StartsPerSecond": "target-starts",
 	"NodePrefix":              "node-prefix",

@@ -155,6 +155,7 @@ func newLoadCmd() *cobra.Command {
 	f.StringVar(&cfg.DataDir, "data-dir", "", "JetStream directory of the embedded scheduler (default: a temporary directory, removed)")
 	f.BoolVar(&cfg.SyncAlways, "sync-always", cfg.SyncAlways, "the embedded scheduler fsyncs JetStream writes before acknowledging them, as sharetree server does by default")
 	f.DurationVar(&cfg.FairShareUpdatePeriod, "fair-share-update-period", 0, "fair_share_update_period of the embedded scheduler's tree (0: the default, 200ms)")
+	f.IntVar(&cfg.MaxHeartbeatPasses, "max-heartbeat-passes", cfg.MaxHeartbeatPasses, "the embedded scheduler's heartbeat shedding limit (see sharetree server --max-heartbeat-passes; 0: no shedding)")
 	f.DurationVar(&cfg.JournalBatchInterval, "journal-batch-interval", cfg.JournalBatchInterval, "least time between two writes of the embedded scheduler's completions journal (0: as soon as the previous write ended)")
 	f.DurationVar(&cfg.Targets.P99, "target-p99", cfg.Targets.P99, "heartbeat round-trip p99 target (0: no check)")
 	f.Float64Var(&cfg.Targets.StartsPerSecond, "target-starts", cfg.Targets.StartsPerSecond, "job starts per second target (0: no check)")

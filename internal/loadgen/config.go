@@ -112,6 +112,10 @@ type Config struct {
 	// two writes of its completions journal (actors.Config). Ignored with
 	// NATSURL. Default: the scheduler's (50ms).
 	JournalBatchInterval time.Duration
+	// MaxHeartbeatPasses is the embedded scheduler's heartbeat shedding
+	// limit (actors.Config.MaxHeartbeatPasses; 0: no shedding). Ignored
+	// with NATSURL. Default: the scheduler's (0).
+	MaxHeartbeatPasses int
 	// SubmitConcurrency bounds the submissions in flight. Default 64.
 	SubmitConcurrency int
 	// Targets are the thresholds of Report.Checks.
@@ -160,6 +164,7 @@ func DefaultConfig() Config {
 		Duration:             DefaultDuration,
 		SubmitConcurrency:    DefaultSubmitConcurrency,
 		JournalBatchInterval: actors.DefaultConfig().JournalBatchInterval,
+		MaxHeartbeatPasses:   actors.DefaultConfig().MaxHeartbeatPasses,
 		Targets:              Targets{P99: DefaultTargetP99, StartsPerSecond: DefaultTargetStartsPerSecond},
 		Logger:               slog.New(slog.DiscardHandler),
 	}
@@ -194,6 +199,8 @@ func (c *Config) Validate() error {
 		return bad("Duration", "must be positive, got %s", c.Duration)
 	case c.FairShareUpdatePeriod < 0:
 		return bad("FairShareUpdatePeriod", "must be >= 0, got %s", c.FairShareUpdatePeriod)
+	case c.MaxHeartbeatPasses < 0:
+		return bad("MaxHeartbeatPasses", "must be >= 0, got %d", c.MaxHeartbeatPasses)
 	case c.JournalBatchInterval < 0 || c.JournalBatchInterval > time.Second:
 		return bad("JournalBatchInterval", "must be between 0 and 1s, got %s", c.JournalBatchInterval)
 	case c.SubmitConcurrency <= 0:

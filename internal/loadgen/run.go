@@ -317,6 +317,7 @@ func startScheduler(ctx context.Context, cfg *Config, port int) (*server.Server,
 	scfg.Trees = EmbeddedTrees(cfg)
 	scfg.Actors.HeartbeatPeriod = cfg.HeartbeatPeriod
 	scfg.Actors.JournalBatchInterval = cfg.JournalBatchInterval
+	scfg.Actors.MaxHeartbeatPasses = cfg.MaxHeartbeatPasses
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		removeDir()
