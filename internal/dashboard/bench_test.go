@@ -67,12 +67,9 @@ func BenchmarkSample(b *testing.B) {
 	}
 }
 
-// BenchmarkTreePage builds and renders the largest tree's page (500 pool
-// rows and 100 waiting operations, the defaults).
-func BenchmarkTreePage(b *testing.B) {
-	in := largeSnapshot()
-	cfg := Config{}.Defaults()
-	in.Operations = in.Operations[:cfg.MaxPending]
+// benchPage times building a page's data (build) and rendering it with
+// the page's template, and reports the page's size.
+func benchPage(b *testing.B, page string, build func() any) {
 	pg, err := parsePages()
 	if err != nil {
 		b.Fatal(err)
@@ -82,11 +79,20 @@ func BenchmarkTreePage(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		out.Reset()
-		if err := pg.byName["tree"].Execute(&out, buildTreePage(in, cfg.MaxRows)); err != nil {
+		if err := pg.byName[page].Execute(&out, build()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(out.Len()), "page-bytes")
+}
+
+// BenchmarkTreePage builds and renders the largest tree's page (500 pool
+// rows and 100 waiting operations, the defaults).
+func BenchmarkTreePage(b *testing.B) {
+	in := largeSnapshot()
+	cfg := Config{}.Defaults()
+	in.Operations = in.Operations[:cfg.MaxPending]
+	benchPage(b, "tree", func() any { return buildTreePage(in, cfg.MaxRows) })
 }
 
 // BenchmarkPoolPage builds and renders a pool's page with an hour of
@@ -99,18 +105,5 @@ func BenchmarkPoolPage(b *testing.B) {
 		series[k] = SeriesPoint{Time: t0.Add(time.Duration(k) * cfg.Resolution), Integral: true}
 		series[k].Usage[scheduler.CPU] = float64(k % 50)
 	}
-	pg, err := parsePages()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out bytes.Buffer
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		out.Reset()
-		if err := pg.byName["pool"].Execute(&out, buildPoolPage(in, "a0", scheduler.CPU, series, len(series), cfg)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(out.Len()), "page-bytes")
+	benchPage(b, "pool", func() any { return buildPoolPage(in, "a0", scheduler.CPU, series, len(series), cfg) })
 }
