@@ -68,10 +68,12 @@ func crashAt(t *testing.T, point string, hit int) {
 		t.Fatal(err)
 	}
 	cl := client.New(nc, 2*time.Second)
+	// 16 jobs of 2 s on 4 slots: four waves, so that each point is hit at
+	// least four times (a start reply and a journal write per wave).
 	var acked []string
 	for range 4 {
 		id, err := cl.Submit(context.Background(), &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
-			Name: "main", JobCount: 3, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+			Name: "main", JobCount: 4, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
 			// Long enough to run through the restart: the new scheduler
 			// must adopt what the node runs.
 			Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(2 * time.Second)},
@@ -127,8 +129,8 @@ func crashAt(t *testing.T, point string, hit int) {
 	}
 	completed := 0
 	for _, op := range ops {
-		if c := op.GetJobs(); c.GetCompleted() != 3 || c.GetFailed() != 0 {
-			t.Errorf("operation %s: jobs %v, want 3 completed, none failed", op.GetId(), c)
+		if c := op.GetJobs(); c.GetCompleted() != 4 || c.GetFailed() != 0 {
+			t.Errorf("operation %s: jobs %v, want 4 completed, none failed", op.GetId(), c)
 		}
 		completed += int(op.GetJobs().GetCompleted())
 	}
