@@ -52,3 +52,21 @@ func TestEnableNamesWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEnable: any specification is armed or refused with ErrBadSpec,
+// never a panic, and a refused one arms nothing.
+func FuzzEnable(f *testing.F) {
+	for _, s := range []string{"", "journal-after-write@3", "starts-before-reply, starts-after-reply@1", "x@", "@", ",,", "journal-after-write@-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		defer func() { _ = Enable("", nil) }()
+		err := Enable(spec, func(string) {})
+		if err != nil && (!errors.Is(err, ErrBadSpec) || Armed()) {
+			t.Fatalf("%q: %v (armed %v)", spec, err, Armed())
+		}
+		if err == nil && strings.TrimSpace(spec) != "" && !Armed() {
+			t.Fatalf("%q accepted but nothing armed", spec)
+		}
+	})
+}
