@@ -280,3 +280,62 @@ func BenchmarkSimExample(b *testing.B) {
 		}
 	}
 }
+
+// TestSeedBurstPoolFigure reproduces the integral guarantees seed's
+// figures (testdata/seed_burst.yaml): a burst pool with a burst guarantee
+// of 500 cores and a flow of 100, next to a batch pool that keeps the
+// cluster busy. Its volume accumulates at the flow to the pool's capacity
+// (flow × pool_capacity_saturation_period, 100 × 2 h) and never beyond;
+// when its operation arrives the pool takes its burst guarantee back by
+// preemption and spends the volume at 500 − 100 cores; once the operation
+// is done the volume accumulates again to the capacity.
+func TestSeedBurstPoolFigure(t *testing.T) {
+	f, err := scenario.ParseSimFile("testdata/seed_burst.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 100 * 7200.0
+	burstAt := 3*time.Hour + 5*time.Minute
+	run := operation(t, res, "burst-run")
+	if !run.Finished || run.StartAt > burstAt+time.Minute || res.Counts.Preemptions == 0 {
+		t.Fatalf("burst-run: %+v, %d preemptions; want it started within a minute by preemption, and done", run, res.Counts.Preemptions)
+	}
+	var (
+		prev, least = 0.0, capacity
+		peak        float64
+	)
+	for _, s := range res.Samples {
+		p := s.Pools[1]
+		v := p.Volume[scheduler.CPU]
+		if v > capacity*(1+1e-9) {
+			t.Fatalf("at %s the volume %g is above the capacity %g", s.At, v, capacity)
+		}
+		switch {
+		case s.At <= burstAt:
+			if v < prev-1e-6 {
+				t.Fatalf("at %s the idle pool's volume fell from %g to %g", s.At, prev, v)
+			}
+			if s.At == 2*time.Hour+time.Minute && v < capacity*0.99 {
+				t.Errorf("at %s the volume %g has not reached the capacity %g", s.At, v, capacity)
+			}
+		case s.At <= burstAt+30*time.Minute:
+			least = min(least, v)
+			peak = max(peak, p.Usage[scheduler.CPU])
+		}
+		prev = v
+	}
+	// Twenty minutes on the burst guarantee spend (500 − 100) × 1200 s.
+	if want := capacity - 400*15*60; least > want {
+		t.Errorf("the volume fell only to %g during the burst, want below %g", least, want)
+	}
+	if peak < 500 {
+		t.Errorf("the burst pool used at most %g cores, want its burst guarantee of 500", peak)
+	}
+	if last := res.Samples[len(res.Samples)-1].Pools[1].Volume[scheduler.CPU]; last < capacity*0.99 {
+		t.Errorf("at the end the volume %g has not accumulated back to the capacity %g", last, capacity)
+	}
+}
