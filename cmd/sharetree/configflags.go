@@ -21,6 +21,7 @@ var serverFlags = map[string]string{
 	"Actors.JournalBatchInterval":  "journal-batch-interval",
 	"Actors.PreemptionRateLimit":   "preemption-rate-limit",
 	"Actors.MaxHeartbeatPasses":    "max-heartbeat-passes",
+	"Actors.FairShareEventPeriod":  "fair-share-event-period",
 	"StorageProbePeriod":           "storage-probe-period",
 	"Replicas":                     "replicas",
 	"Auth":                         "auth",

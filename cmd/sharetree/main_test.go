@@ -192,6 +192,7 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--replicas", "0"},
 		{"server", "--dashboard-pools", "0"},
 		{"server", "--max-heartbeat-passes", "-1"},
+		{"server", "--fair-share-event-period", "0s"},
 		{"server", "--dashboard-resolution", "0s"},
 		{"server", "--dashboard-window", "1s", "--dashboard-resolution", "2s"},
 	} {
