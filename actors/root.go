@@ -26,12 +26,15 @@ type treeRef struct {
 	// parents maps each pool to its parent when some pool has
 	// offloading_settings (nil otherwise: submissions skip the walk).
 	parents map[scheduler.PoolID]scheduler.PoolID
+	// acl says who may submit into the pools (nil: anyone anywhere).
+	acl *aclIndex
 }
 
 // setSpec records the tree's configuration and what submissions derive
 // from it.
 func (r *treeRef) setSpec(spec TreeSpec) {
 	r.spec, r.pools, r.parents = spec, poolSet(spec.Pools), nil
+	r.acl = newACLIndex(&spec)
 	for _, o := range spec.PoolOptions {
 		if len(o.Offloading) > 0 {
 			r.parents = make(map[scheduler.PoolID]scheduler.PoolID, len(spec.Pools))
@@ -196,6 +199,12 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id, requestI
 			return
 		}
 		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), "")
+		if perr == nil && revived == nil {
+			// A submission needs its pool's submit_acl; a revived operation
+			// was admitted before, whatever the lists say now.
+			o, _ := treeOptions(spec, tr.spec.Name)
+			perr = tr.acl.deny(tr.spec.Name, aclPool(a.pool, a.ephemeral), a.user, o.poolField)
+		}
 		if perr != nil {
 			fail(perr)
 			return
@@ -303,6 +312,15 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 		place.Tasks = append(place.Tasks, placement.TaskSpec{Name: t.GetName(), JobCount: int(t.GetJobCount()), JobResources: res})
 	}
 	return &admitOperation{id: id, pool: pool, spec: spec, place: place, weight: weight, ephemeral: eph, user: userOf(spec)}, nil
+}
+
+// aclPool is the pool whose submit_acl chain admits an operation into
+// pool: the parent of an ephemeral pool (which has no options of its own).
+func aclPool(pool scheduler.PoolID, eph *scheduler.PoolConfig) scheduler.PoolID {
+	if eph != nil {
+		return eph.Parent
+	}
+	return pool
 }
 
 // admitChain asks the trees one after another; the first refusal undoes the

@@ -47,6 +47,10 @@ type PoolOptions struct {
 	// Offloading (offloading_settings) runs the pool's operations in other
 	// trees as well, each taking at most its share of an operation's jobs.
 	Offloading []Offloading
+	// SubmitACL (submit_acl) lists the users who may submit into the pool
+	// and its subtree ("*": anyone); nil: the pool has no list (see
+	// aclIndex), empty: nobody.
+	SubmitACL []string
 }
 
 // Offloading is one entry of a pool's offloading_settings.

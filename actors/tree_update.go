@@ -24,6 +24,12 @@ func (t *treeActor) updateOperation(ctx actor.Context, m *updateInTree) *updateI
 	}
 	var started []scheduler.OperationID
 	if m.pool != op.pool {
+		// The operation's user must be admitted into the new pool, as at
+		// submission.
+		if e := newACLIndex(&t.spec).deny(t.spec.Name, m.pool, op.msg.user, m.poolField); e != nil {
+			res.err = e
+			return res
+		}
 		var err error
 		started, err = t.adm.Move(m.id, m.pool)
 		var lim *scheduler.LimitError

@@ -104,6 +104,32 @@ func ParseNodeHeartbeat(subject string) (string, error) {
 // OpSubmit is the subject of operation submissions.
 func OpSubmit() string { return join(Prefix, "op", "submit") }
 
+// UserSubmit is the subject on which user submits operations: the
+// scheduler takes the user from the subject, and a secured NATS server
+// lets each client publish only on its own (see internal/natsauth), so the
+// identity comes from NATS, not from the payload.
+func UserSubmit(user string) (string, error) {
+	if err := ValidateToken("user name", user); err != nil {
+		return "", err
+	}
+	return join(Prefix, "user", user, "op", "submit"), nil
+}
+
+// UserSubmitAll matches every user's submission subject.
+func UserSubmitAll() string { return join(Prefix, "user", "*", "op", "submit") }
+
+// ParseUserSubmit returns the user of a UserSubmit subject.
+func ParseUserSubmit(subject string) (string, error) {
+	t := strings.Split(subject, ".")
+	if len(t) != 6 || join(t[0], t[1]) != Prefix || t[2] != "user" || t[4] != "op" || t[5] != "submit" {
+		return "", fmt.Errorf("%w: %q is not %s.user.<user>.op.submit", ErrInvalidSubject, subject, Prefix)
+	}
+	if err := ValidateToken("user name", t[3]); err != nil {
+		return "", fmt.Errorf("%w: in %q: %w", ErrInvalidSubject, subject, err)
+	}
+	return t[3], nil
+}
+
 // OpList is the subject of operation listings.
 func OpList() string { return join(Prefix, "op", "list") }
 

@@ -121,3 +121,26 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestUserSubmitRoundTrip(t *testing.T) {
+	s, err := UserSubmit("alice")
+	if err != nil || s != "sharetree.v1.user.alice.op.submit" {
+		t.Fatalf("UserSubmit(alice) = %q, %v", s, err)
+	}
+	if u, err := ParseUserSubmit(s); err != nil || u != "alice" {
+		t.Errorf("ParseUserSubmit(%q) = %q, %v", s, u, err)
+	}
+	if UserSubmitAll() != "sharetree.v1.user.*.op.submit" {
+		t.Errorf("UserSubmitAll = %q", UserSubmitAll())
+	}
+	for _, bad := range []string{"", "a.b", "a*", ">"} {
+		if _, err := UserSubmit(bad); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("UserSubmit(%q): %v, want ErrInvalidToken", bad, err)
+		}
+	}
+	for _, bad := range []string{"sharetree.v1.op.submit", "sharetree.v1.user.alice.op.get", "sharetree.v1.user..op.submit", "sharetree.v2.user.a.op.submit"} {
+		if _, err := ParseUserSubmit(bad); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseUserSubmit(%q): %v, want ErrInvalidSubject", bad, err)
+		}
+	}
+}

@@ -98,6 +98,7 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"apply -f a dir":            {[]string{"apply", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
 		"submit -f a dir":           {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
 		"submit bad request id":     {[]string{"op", "submit", "-f", spec, "--request-id", "a b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--request-id", `"a b"`, "not a letter"}},
+		"submit bad user":           {[]string{"op", "submit", "-f", spec, "--user", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--user", `"a.b"`}},
 		"engine rule":               {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
 		"bad -o":                    {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
 		"unknown flag":              {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},

@@ -135,7 +135,7 @@ func newOpCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
 	cf.add(op)
 
-	var file, requestID string
+	var file, requestID, user string
 	submit := &cobra.Command{
 		Use: "submit -f SPEC", Short: "Submit an operation; prints its id", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -159,10 +159,18 @@ func newOpCmd() *cobra.Command {
 			} else if err := wire.ValidateRequestID(requestID); err != nil {
 				return usageError{fmt.Errorf("--request-id: %w", err)}
 			}
+			if user != "" {
+				if _, err := subjects.UserSubmit(user); err != nil {
+					return usageError{fmt.Errorf("--user: %w", err)}
+				}
+			}
 			// A submission that gets no answer is sent again with the
 			// same request id (see client.Submit): the command waits for
 			// every try.
 			return cf.with(cmd, client.SubmitDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
+				if user != "" {
+					c, _ = c.WithUser(user) // checked above
+				}
 				id, err := c.SubmitRequest(ctx, spec, requestID)
 				if err != nil {
 					return err
@@ -176,6 +184,7 @@ func newOpCmd() *cobra.Command {
 		},
 	}
 	submit.Flags().StringVarP(&file, "file", "f", "", "operation spec (YAML or JSON; - for stdin)")
+	submit.Flags().StringVar(&user, "user", "", "submit as this user, on the user's own subject: the scheduler takes the user from there (the spec's user is overridden), and a NATS server secured with --auth accepts it only with that client's nkey (a client there must give its name here)")
 	submit.Flags().StringVar(&requestID, "request-id", "", "make the submission idempotent: a submission with the request id of one already stored starts nothing and prints that operation's id (letters, digits, -_.:, up to 128; default: a random one, reused by this command's own retries)")
 
 	get := &cobra.Command{

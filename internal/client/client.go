@@ -39,6 +39,9 @@ func (e *APIError) Code() pb.ErrorCode { return e.Err.GetCode() }
 type Client struct {
 	nc      *nats.Conn
 	timeout time.Duration
+	// user, when set, is the user submissions go as (on its own subject,
+	// see WithUser).
+	user string
 }
 
 // New returns a client; timeout bounds each request (default 5s when <= 0).
@@ -47,6 +50,19 @@ func New(nc *nats.Conn, timeout time.Duration) *Client {
 		timeout = 5 * time.Second
 	}
 	return &Client{nc: nc, timeout: timeout}
+}
+
+// WithUser returns a copy of c whose submissions go on user's own subject
+// (subjects.UserSubmit): the scheduler takes the user from the subject,
+// and a secured NATS server accepts it only from that user's credential.
+// It fails for a name that is not a subject token.
+func (c *Client) WithUser(user string) (*Client, error) {
+	if _, err := subjects.UserSubmit(user); err != nil {
+		return nil, err
+	}
+	cc := *c
+	cc.user = user
+	return &cc, nil
 }
 
 // Call sends req on subject and decodes the reply into resp.
@@ -112,7 +128,11 @@ func (c *Client) Submit(ctx context.Context, spec *pb.OperationSpec) (string, er
 func (c *Client) SubmitRequest(ctx context.Context, spec *pb.OperationSpec, requestID string) (string, error) {
 	req := &pb.StartOperationRequest{Spec: spec, RequestId: requestID}
 	resp := &pb.StartOperationResponse{}
-	if err := retried(ctx, func() error { return c.Call(ctx, subjects.OpSubmit(), req, resp) }); err != nil {
+	subject := subjects.OpSubmit()
+	if c.user != "" {
+		subject, _ = subjects.UserSubmit(c.user) // checked by WithUser
+	}
+	if err := retried(ctx, func() error { return c.Call(ctx, subject, req, resp) }); err != nil {
 		return "", err
 	}
 	return resp.GetOperationId(), nil

@@ -98,6 +98,7 @@ func Parse(name string, data []byte) (*File, error) {
 		seen[key] = path
 		return nil
 	}
+	clientNames := map[string]string{}
 	for _, group := range []struct {
 		key  string
 		list []Identity
@@ -106,6 +107,17 @@ func Parse(name string, data []byte) (*File, error) {
 			p := fmt.Sprintf("%s[%d]", group.key, i)
 			if id.Name == "" {
 				return nil, bad(p+".name", line(&root, group.key, i), "a name is required")
+			}
+			if group.key == "clients" {
+				// A client's name is its user: the subject it submits on
+				// and what pools' submit_acl lists.
+				if err := subjects.ValidateToken("user name", id.Name); err != nil {
+					return nil, bad(p+".name", line(&root, group.key, i, "name"), "%v", err)
+				}
+				if first, dup := clientNames[id.Name]; dup {
+					return nil, bad(p+".name", line(&root, group.key, i, "name"), "user %q is already %s", id.Name, first)
+				}
+				clientNames[id.Name] = p
 			}
 			if err := checkKey(p+".nkey", id.NKey, line(&root, group.key, i, "nkey")); err != nil {
 				return nil, err

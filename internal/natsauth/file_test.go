@@ -49,6 +49,8 @@ func TestParseNamesWhatIsWrong(t *testing.T) {
 		{"no users", "version: 1\n", "no users"},
 		{"bad key", "version: 1\nclients:\n  - {name: ci, nkey: SUABC}\n", `clients[0].nkey (line 3): "SUABC" is not an nkey user public key`},
 		{"no name", "version: 1\nadmins:\n  - {nkey: " + a + "}\n", "admins[0].name (line 3): a name is required"},
+		{"client name not a token", "version: 1\nclients:\n  - {name: a.b, nkey: " + a + "}\n", "clients[0].name (line 3): "},
+		{"client name twice", "version: 1\nclients:\n  - {name: ci, nkey: " + a + "}\n  - {name: ci, nkey: " + b + "}\n", `clients[1].name (line 4): user "ci" is already clients[0]`},
 		{"bad node", "version: 1\nagents:\n  - {node: a.b, nkey: " + a + "}\n", "agents[0].node (line 3): "},
 		{"node twice", "version: 1\nagents:\n  - {node: n1, nkey: " + a + "}\n  - {node: n1, nkey: " + b + "}\n", `agents[1].node (line 4): node "n1" has an agent already`},
 		{"key twice", "version: 1\nadmins: [{name: x, nkey: " + a + "}]\nagents:\n  - {node: n1, nkey: " + a + "}\n", "agents[0].nkey (line 4): nkey " + a + " is already admins[0].nkey"},
@@ -73,7 +75,10 @@ func TestUsersConfineClientsAndAgents(t *testing.T) {
 		t.Fatalf("scheduler and admin users: %+v %+v, want both unrestricted", users[0], users[1])
 	}
 	inbox, _ := subjects.ClientInbox(c)
-	if p := users[2].Permissions; !cmp.Equal(p.Subscribe.Allow, []string{inbox + ".>"}) || !cmp.Equal(p.Publish.Allow, subjects.ClientRequests()) {
+	// The client submits on its own user's subject only.
+	wantPub := append(subjects.ClientRequests(), "sharetree.v1.user.ci.op.submit")
+	if p := users[2].Permissions; !cmp.Equal(p.Subscribe.Allow, []string{inbox + ".>"}) || !cmp.Equal(p.Publish.Allow, wantPub) ||
+		!cmp.Equal(p.Publish.Deny, []string{"sharetree.v1.op.submit"}) {
 		t.Errorf("client permissions %+v %+v", p.Publish, p.Subscribe)
 	}
 	want := []string{"sharetree.v1.node.n1.signal", "_INBOX_n1.>"}

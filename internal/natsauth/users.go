@@ -16,12 +16,15 @@ func Users(f *File, scheduler string) []*server.NkeyUser {
 		users = append(users, &server.NkeyUser{Nkey: a.NKey})
 	}
 	for _, c := range f.Clients {
-		inbox, err := subjects.ClientInbox(c.NKey)
-		if err != nil {
-			continue // (Parse checked the key)
+		inbox, err1 := subjects.ClientInbox(c.NKey)
+		submit, err2 := subjects.UserSubmit(c.Name)
+		if err1 != nil || err2 != nil {
+			continue // (Parse checked the key and the name)
 		}
+		// A client submits as itself only: on its own user's subject,
+		// never on the anonymous one, whose spec could name anyone.
 		users = append(users, &server.NkeyUser{Nkey: c.NKey, Permissions: &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: subjects.ClientRequests()},
+			Publish:   &server.SubjectPermission{Allow: append(subjects.ClientRequests(), submit), Deny: []string{subjects.OpSubmit()}},
 			Subscribe: &server.SubjectPermission{Allow: []string{inbox + ".>"}},
 		}})
 	}

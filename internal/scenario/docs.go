@@ -82,6 +82,11 @@ type PoolOptions struct {
 	// in order under the pool's own keys (a later preset overrides an
 	// earlier one; the pool's own keys override both).
 	ConfigPresets []string
+	// SubmitACL (submit_acl) lists the users who may submit operations
+	// into the pool and its subtree ("*": anyone); nil is no list of its
+	// own (the nearest ancestor's decides; none anywhere: anyone), and an
+	// empty list admits nobody.
+	SubmitACL []string
 	// enable_lightweight_operations is accepted with these keys (only in
 	// trees files and the live configuration) but lands in
 	// Config.EnableLightweightOperations: operation admission reads it.
@@ -111,5 +116,6 @@ const (
 	keyEphemeralSubpoolConfig          = "ephemeral_subpool_config"
 	keyOffloadingSettings              = "offloading_settings"
 	keyConfigPresets                   = "config_presets"
+	keySubmitACL                       = "submit_acl"
 	keyEnableLightweightOperations     = "enable_lightweight_operations"
 )

@@ -192,6 +192,12 @@ func EncodePoolDoc(doc PoolDoc) map[string]any {
 				names[i] = p
 			}
 			v = names
+		case keySubmitACL:
+			users := make([]any, len(o.SubmitACL))
+			for i, u := range o.SubmitACL {
+				users[i] = u
+			}
+			v = users
 		case keyEnableLightweightOperations:
 			v = c.EnableLightweightOperations
 		default:

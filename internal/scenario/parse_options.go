@@ -44,6 +44,28 @@ func (d *decoder) poolOptionFields(o *PoolOptions, cfg *scheduler.PoolConfig) []
 			o.ConfigPresets = names
 			return nil
 		}},
+		{key: keySubmitACL, set: func(v *yaml.Node, p string) error {
+			users, err := d.stringList(v, p)
+			if err != nil {
+				return err
+			}
+			items, _ := d.sequence(v, p)
+			for i, u := range users {
+				if u != "*" {
+					if err := d.liveName(items[i], joinIndex(p, i), "user name", u); err != nil {
+						return err
+					}
+				}
+				if j := slices.Index(users[:i], u); j >= 0 {
+					return d.fail(joinIndex(p, i), deref(items[i]), "user %q is listed twice (first at %s)", u, joinIndex(p, j))
+				}
+			}
+			if users == nil {
+				users = []string{} // given and empty: nobody
+			}
+			o.SubmitACL = users
+			return nil
+		}},
 		d.boolTo(keyEnableLightweightOperations, &cfg.EnableLightweightOperations),
 	}
 }

@@ -62,3 +62,38 @@ func TestParseTreesErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestSubmitACLOption(t *testing.T) {
+	doc, err := ParsePoolDoc("pool.yaml", []byte(`{submit_acl: [alice, "*"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"alice", "*"}, doc.Options.SubmitACL); diff != "" {
+		t.Errorf("submit_acl (-want +got):\n%s", diff)
+	}
+	// An empty list admits nobody: it is not "no list".
+	if doc, err := ParsePoolDoc("pool.yaml", []byte(`{submit_acl: []}`)); err != nil || doc.Options.SubmitACL == nil {
+		t.Errorf("empty submit_acl: %v, %#v; want an empty, non-nil list", err, doc.Options.SubmitACL)
+	}
+	if doc, _ := ParsePoolDoc("pool.yaml", []byte(`{weight: 2}`)); doc.Options.SubmitACL != nil {
+		t.Errorf("no submit_acl: %#v, want nil", doc.Options.SubmitACL)
+	}
+	// The canonical document keeps it, and reads back the same.
+	back, err := ParsePoolDoc("back.yaml", mustJSON(t, EncodePoolDoc(doc)))
+	if err != nil || !cmp.Equal(back.Options.SubmitACL, doc.Options.SubmitACL) {
+		t.Errorf("round trip: %v, %v", back.Options.SubmitACL, err)
+	}
+	for in, want := range map[string]string{
+		`{submit_acl: [bob, bob]}`: `user "bob" is listed twice`,
+		`{submit_acl: [b.c]}`:      "submit_acl[0]",
+		`{submit_acl: bob}`:        "submit_acl",
+	} {
+		if _, err := ParsePoolDoc("pool.yaml", []byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", in, err, want)
+		}
+	}
+	// What-if scenarios do not take it.
+	if _, err := Parse("s.yaml", []byte("version: 1\ncluster: {resources: {cpu: 1}}\npools: [{name: a, submit_acl: [x]}]\n")); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("a scenario with submit_acl: %v, want ErrUnknownKey", err)
+	}
+}

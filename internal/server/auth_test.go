@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -135,7 +136,10 @@ agents:
 	}
 	var clientErrs asyncErrors
 	clientConn := connect(&clientErrs, clientOpts...)
-	cl := client.New(clientConn, 5*time.Second)
+	cl, err := client.New(clientConn, 5*time.Second).WithUser("ci") // a client submits as itself
+	if err != nil {
+		t.Fatal(err)
+	}
 	id, err := cl.Submit(context.Background(), simulated("light", 2, 1, 100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -243,5 +247,101 @@ agents:
 	clientErrs.expect(t, `Permissions Violation for Publish to "`+hb1+`"`)
 	if _, err := treeconf.NewClient(adminConn, 5*time.Second).SetPool(context.Background(), set); err != nil {
 		t.Errorf("the admin's configuration change: %v", err)
+	}
+}
+
+// TestSubmitACLTakesTheUserFromNATS: a pool's submit_acl admits users by
+// the identity NATS vouches for. On a secured server each client submits
+// on its own user's subject only (the spec's user is overridden by it);
+// alice may submit into research, bob may not; bob can neither submit on
+// alice's subject nor on the anonymous one, where a spec could name
+// anyone; an admin, trusted, submits as the spec says.
+func TestSubmitACLTakesTheUserFromNATS(t *testing.T) {
+	admin, alice, bob := newKey(t), newKey(t), newKey(t)
+	auth, err := natsauth.Parse("auth.yaml", []byte(fmt.Sprintf("version: 1\nadmins: [{name: ops, nkey: %s}]\nclients:\n  - {name: alice, nkey: %s}\n  - {name: bob, nkey: %s}\n",
+		admin.Public(), alice.Public(), bob.Public())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.StartServer(t, `
+version: 1
+trees:
+  - name: physical
+    pools:
+      - {name: research, submit_acl: [alice]}
+      - {name: open}
+`, func(c *server.Config) { c.HTTPAddr, c.Auth = "", auth })
+	as := func(key *natsauth.Key, user string) (*client.Client, *asyncErrors) {
+		t.Helper()
+		opts, err := natsauth.ClientOptions(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs asyncErrors
+		nc, err := nats.Connect(srv.URL(), append(opts, errs.handler())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		c := client.New(nc, time.Second)
+		if user != "" {
+			if c, err = c.WithUser(user); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c, &errs
+	}
+	spec := func(pool, claimed string) *pb.OperationSpec {
+		s := simulated(pool, 1, 1, time.Hour)
+		s.User = claimed
+		return s
+	}
+	ctx := context.Background()
+
+	aliceC, _ := as(alice, "alice")
+	id, err := aliceC.Submit(ctx, spec("research", "bob"))
+	if err != nil {
+		t.Fatalf("alice into research: %v", err)
+	}
+	if st, err := aliceC.Get(ctx, id); err != nil || st.GetSpec().GetUser() != "alice" {
+		t.Errorf("the operation's user: %q (%v), want alice from the subject, not the spec's bob", st.GetSpec().GetUser(), err)
+	}
+
+	bobC, _ := as(bob, "bob")
+	_, err = bobC.Submit(ctx, spec("research", "alice"))
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Err.GetCode() != pb.ErrorCode_ERROR_CODE_PERMISSION_DENIED || !strings.Contains(ae.Err.GetMessage(), `user "bob" may not submit into pool "research"`) {
+		t.Fatalf("bob into research: %v, want PERMISSION_DENIED", err)
+	}
+	if _, err := bobC.Submit(ctx, spec("open", "")); err != nil {
+		t.Errorf("bob into open: %v", err)
+	}
+
+	// bob on alice's subject, and on the anonymous one: NATS refuses.
+	for name, c := range map[string]func() (*client.Client, *asyncErrors){
+		"alice's subject":       func() (*client.Client, *asyncErrors) { return as(bob, "alice") },
+		"the anonymous subject": func() (*client.Client, *asyncErrors) { return as(bob, "") },
+	} {
+		cl, errs := c()
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := cl.Submit(sctx, spec("research", "alice"))
+		cancel()
+		if err == nil {
+			t.Errorf("bob submitted on %s", name)
+		}
+		errs.expect(t, "Permissions Violation for Publish")
+	}
+
+	// An admin may submit on the anonymous subject, as the spec says.
+	adminConn, err := nats.Connect(srv.URL(), admin.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adminConn.Close()
+	if _, err := client.New(adminConn, 5*time.Second).Submit(ctx, spec("research", "alice")); err != nil {
+		t.Errorf("the admin submitting for alice: %v", err)
+	}
+	if _, err := client.New(adminConn, 5*time.Second).Submit(ctx, spec("research", "bob")); err == nil {
+		t.Error("the admin submitted for bob into research")
 	}
 }

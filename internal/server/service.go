@@ -130,6 +130,26 @@ func (s *service) submit(req micro.Request) {
 	s.sys.Submit(&actors.SubmitOperation{Spec: in.GetSpec(), RequestID: in.GetRequestId(), Reply: reply[*pb.StartOperationResponse](s, req)})
 }
 
+// userSubmit is submit on a user's own subject (subjects.UserSubmit): the
+// user comes from the subject, whatever the spec says, since a secured
+// NATS server lets only that user publish there.
+func (s *service) userSubmit(req micro.Request) {
+	user, err := subjects.ParseUserSubmit(req.Subject())
+	if err != nil {
+		s.fail(req, invalid("subject", "%v", err))
+		return
+	}
+	in := &pb.StartOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if in.GetSpec() == nil {
+		in.Spec = &pb.OperationSpec{}
+	}
+	in.Spec.User = user
+	s.sys.Submit(&actors.SubmitOperation{Spec: in.GetSpec(), RequestID: in.GetRequestId(), Reply: reply[*pb.StartOperationResponse](s, req)})
+}
+
 func (s *service) list(req micro.Request) {
 	in := &pb.ListOperationsRequest{}
 	if !s.decode(req, in) {
@@ -206,6 +226,7 @@ func addService(svc micro.Service, s *service) error {
 	}{
 		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat},
 		{"submit", subjects.OpSubmit(), s.submit},
+		{"user-submit", subjects.UserSubmitAll(), s.userSubmit},
 		{"list", subjects.OpList(), s.list},
 		{"get", subjects.OpAll(subjects.OpGet), s.get},
 		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},

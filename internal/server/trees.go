@@ -42,10 +42,11 @@ func treeSpecs(snap treeconf.Snapshot, file *scenario.TreesFile, last map[string
 		spec.MaxEphemeralPoolsPerUser = t.Tree.Options.MaxEphemeralPoolsPerUser
 		for _, p := range t.Pools {
 			o := p.Pool.Options
-			if !o.CreateEphemeralSubpools && !o.ForbidImmediateOperations && len(o.OffloadingSettings) == 0 {
+			if !o.CreateEphemeralSubpools && !o.ForbidImmediateOperations && len(o.OffloadingSettings) == 0 && o.SubmitACL == nil {
 				continue
 			}
-			po := actors.PoolOptions{ForbidImmediateOperations: o.ForbidImmediateOperations, CreateEphemeralSubpools: o.CreateEphemeralSubpools}
+			po := actors.PoolOptions{ForbidImmediateOperations: o.ForbidImmediateOperations, CreateEphemeralSubpools: o.CreateEphemeralSubpools,
+				SubmitACL: o.SubmitACL}
 			for _, off := range o.OffloadingSettings {
 				po.Offloading = append(po.Offloading, actors.Offloading{Tree: off.Tree, Pool: scheduler.PoolID(off.Pool), Share: off.Share})
 			}

@@ -17,6 +17,8 @@ func StatusCode(c pb.ErrorCode) int {
 	switch c {
 	case pb.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, pb.ErrorCode_ERROR_CODE_NODE_MISMATCH:
 		return 400
+	case pb.ErrorCode_ERROR_CODE_PERMISSION_DENIED:
+		return 403
 	case pb.ErrorCode_ERROR_CODE_NOT_FOUND:
 		return 404
 	case pb.ErrorCode_ERROR_CODE_ALREADY_EXISTS, pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION,

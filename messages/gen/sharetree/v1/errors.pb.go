@@ -52,6 +52,9 @@ const (
 	// writer expected (the message names the key and both revisions). Read it
 	// again and retry.
 	ErrorCode_ERROR_CODE_CONFLICT ErrorCode = 10
+	// The authenticated user may not do this: a pool's submit_acl does not
+	// list the user who submits into it (the message names the pool).
+	ErrorCode_ERROR_CODE_PERMISSION_DENIED ErrorCode = 11
 )
 
 // Enum value maps for ErrorCode.
@@ -68,6 +71,7 @@ var (
 		8:  "ERROR_CODE_NODE_MISMATCH",
 		9:  "ERROR_CODE_STALE_HEARTBEAT",
 		10: "ERROR_CODE_CONFLICT",
+		11: "ERROR_CODE_PERMISSION_DENIED",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -81,6 +85,7 @@ var (
 		"ERROR_CODE_NODE_MISMATCH":       8,
 		"ERROR_CODE_STALE_HEARTBEAT":     9,
 		"ERROR_CODE_CONFLICT":            10,
+		"ERROR_CODE_PERMISSION_DENIED":   11,
 	}
 )
 
@@ -194,7 +199,7 @@ const file_sharetree_v1_errors_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x0e2\x17.sharetree.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
 	"\x05field\x18\x03 \x01(\tR\x05field\x12\x12\n" +
-	"\x04rule\x18\x04 \x01(\tR\x04rule*\xd0\x02\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule*\xf2\x02\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x18\n" +
@@ -207,7 +212,8 @@ const file_sharetree_v1_errors_proto_rawDesc = "" +
 	"\x18ERROR_CODE_NODE_MISMATCH\x10\b\x12\x1e\n" +
 	"\x1aERROR_CODE_STALE_HEARTBEAT\x10\t\x12\x17\n" +
 	"\x13ERROR_CODE_CONFLICT\x10\n" +
-	"BFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
+	"\x12 \n" +
+	"\x1cERROR_CODE_PERMISSION_DENIED\x10\vBFZDgithub.com/sharetree/sharetree/messages/gen/sharetree/v1;sharetreev1b\x06proto3"
 
 var (
 	file_sharetree_v1_errors_proto_rawDescOnce sync.Once
