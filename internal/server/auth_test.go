@@ -345,3 +345,27 @@ trees:
 		t.Error("the admin submitted for bob into research")
 	}
 }
+
+// A submit_acl created live applies to the next submission.
+func TestSubmitACLAppliesLive(t *testing.T) {
+	_, nc := servertest.Start(t, treesYAML, func(c *server.Config) { c.HTTPAddr = "" })
+	ctx := context.Background()
+	conf := treeconf.NewClient(nc, 5*time.Second)
+	if _, err := conf.CreatePool(ctx, "physical", "guarded", `{submit_acl: [alice]}`); err != nil {
+		t.Fatal(err)
+	}
+	cl := client.New(nc, 5*time.Second)
+	spec := func(user string) *pb.OperationSpec {
+		s := simulated("guarded", 1, 1, time.Hour)
+		s.User = user
+		return s
+	}
+	var ae *client.APIError
+	testutil.WaitFor(t, 10*time.Second, "the new pool's list to refuse bob", func() bool {
+		_, err := cl.Submit(ctx, spec("bob"))
+		return errors.As(err, &ae) && ae.Err.GetCode() == pb.ErrorCode_ERROR_CODE_PERMISSION_DENIED
+	})
+	if _, err := cl.Submit(ctx, spec("alice")); err != nil {
+		t.Errorf("alice into guarded: %v", err)
+	}
+}
