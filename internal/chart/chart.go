@@ -220,6 +220,32 @@ func Decimal(v float64) string {
 	return s
 }
 
+// Resources formats a vector's non-zero amounts ("cpu 12, memory 3 GiB";
+// "0" when there is none).
+func Resources(r *scheduler.Resources) string {
+	return vector(r[:], Amount)
+}
+
+// Shares formats a share vector's non-zero shares as percentages of the
+// cluster ("cpu 25%"; "0" when there is none).
+func Shares(s *scheduler.Share) string {
+	return vector(s[:], func(_ scheduler.ResourceType, v float64) string { return Percent(v) })
+}
+
+// vector writes each non-zero component as "<resource> <value>".
+func vector(v []float64, value func(scheduler.ResourceType, float64) string) string {
+	var parts []string
+	for _, t := range scheduler.AllResources {
+		if v[t] != 0 {
+			parts = append(parts, t.String()+" "+value(t, v[t]))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Percent formats a share of the cluster as a percentage.
 func Percent(share float64) string {
 	if math.IsNaN(share) || math.IsInf(share, 0) {

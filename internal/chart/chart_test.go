@@ -107,3 +107,12 @@ func TestAmounts(t *testing.T) {
 		t.Errorf("Percent(0.1234) = %q", got)
 	}
 }
+
+func TestVectors(t *testing.T) {
+	r := scheduler.Resources{scheduler.CPU: 12, scheduler.Memory: 3 << 30}
+	s := scheduler.Share{scheduler.CPU: 0.25}
+	got := []string{Resources(&r), Resources(&scheduler.Resources{}), Shares(&s), Shares(&scheduler.Share{})}
+	if diff := cmp.Diff([]string{"cpu 12, memory 3 GiB", "0", "cpu 25%", "0"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -102,34 +102,6 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// resources formats a vector's non-zero amounts ("cpu 12, memory 3 GiB").
-func resources(r *scheduler.Resources) string {
-	var parts []string
-	for _, t := range scheduler.AllResources {
-		if r[t] != 0 {
-			parts = append(parts, t.String()+" "+chart.Amount(t, r[t]))
-		}
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// shares formats a share vector as percentages of the cluster.
-func shares(s *scheduler.Share) string {
-	var parts []string
-	for _, t := range scheduler.AllResources {
-		if s[t] != 0 {
-			parts = append(parts, t.String()+" "+chart.Percent(s[t]))
-		}
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // buildTreePage describes a tree snapshot whose operations are the first
 // waiting ones (actors.Scope.Pending), with at most maxRows pools.
 func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
@@ -137,7 +109,7 @@ func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
 	elements := map[string]*scheduler.ElementResult{}
 	var order []string
 	if r := in.Result; r != nil {
-		p.UpdateTime, p.Total = formatTime(r.Now), resources(&r.Total)
+		p.UpdateTime, p.Total = formatTime(r.Now), chart.Resources(&r.Total)
 		for _, a := range r.Alerts {
 			p.Alerts = append(p.Alerts, fmt.Sprintf("%s: %s", a.Code, a.Message))
 		}
@@ -162,7 +134,7 @@ func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
 		}
 		r.Seen, r.Indent = true, e.Depth
 		r.FairShare, r.Usage, r.Demand = dominant(&e.FairShare.Total), dominant(&e.UsageShare), dominant(&e.DemandShare)
-		r.FairTitle, r.UsageTitle, r.DemandTitle = shares(&e.FairShare.Total), shares(&e.UsageShare), shares(&e.DemandShare)
+		r.FairTitle, r.UsageTitle, r.DemandTitle = chart.Shares(&e.FairShare.Total), chart.Shares(&e.UsageShare), chart.Shares(&e.DemandShare)
 		r.Weight = chart.Decimal(e.Weight)
 		r.Starvation = e.StarvationStatus.String()
 		var g []string
@@ -220,7 +192,7 @@ func buildTreePage(in *actors.TreeIntrospection, maxRows int) *treePage {
 			pool = scheduler.RootID
 		}
 		p.Pending = append(p.Pending, pendingRow{ID: string(op.ID), Pool: pool, QueuePool: op.Admission.QueuePool,
-			Reason: op.Admission.PendingReason, Position: op.Admission.QueuePosition, Demand: resources(&op.SpecDemand)})
+			Reason: op.Admission.PendingReason, Position: op.Admission.QueuePosition, Demand: chart.Resources(&op.SpecDemand)})
 	}
 	return p
 }
@@ -295,17 +267,17 @@ func buildPoolPage(in *actors.TreeIntrospection, pool string, r scheduler.Resour
 func poolAttributes(e *scheduler.ElementResult) [][2]string {
 	fs := &e.FairShare
 	a := [][2]string{
-		{"fair share", shares(&fs.Total)},
-		{"  strong guarantee part", shares(&fs.StrongGuarantee)},
-		{"  integral guarantee part", shares(&fs.IntegralGuarantee)},
-		{"  weight-proportional part", shares(&fs.WeightProportional)},
-		{"usage share", shares(&e.UsageShare)},
-		{"demand share", shares(&e.DemandShare)},
-		{"limits share", shares(&e.LimitsShare)},
-		{"strong guarantee share", shares(&e.StrongGuaranteeShare)},
-		{"resource usage", resources(&e.ResourceUsage)},
-		{"resource demand", resources(&e.ResourceDemand)},
-		{"effective strong guarantee resources", resources(&e.EffectiveStrongGuaranteeResources)},
+		{"fair share", chart.Shares(&fs.Total)},
+		{"  strong guarantee part", chart.Shares(&fs.StrongGuarantee)},
+		{"  integral guarantee part", chart.Shares(&fs.IntegralGuarantee)},
+		{"  weight-proportional part", chart.Shares(&fs.WeightProportional)},
+		{"usage share", chart.Shares(&e.UsageShare)},
+		{"demand share", chart.Shares(&e.DemandShare)},
+		{"limits share", chart.Shares(&e.LimitsShare)},
+		{"strong guarantee share", chart.Shares(&e.StrongGuaranteeShare)},
+		{"resource usage", chart.Resources(&e.ResourceUsage)},
+		{"resource demand", chart.Resources(&e.ResourceDemand)},
+		{"effective strong guarantee resources", chart.Resources(&e.EffectiveStrongGuaranteeResources)},
 		{"dominant resource", e.DominantResource.String()},
 		{"weight", chart.Decimal(e.Weight)},
 		{"status", e.Status.String()},
@@ -320,9 +292,9 @@ func poolAttributes(e *scheduler.ElementResult) [][2]string {
 	if ig := e.Integral; ig != nil {
 		a = append(a,
 			[2]string{"integral guarantee type", ig.GuaranteeType.String()},
-			[2]string{"accumulated resource volume", resources(&ig.AccumulatedResourceVolume) + " (·s)"},
+			[2]string{"accumulated resource volume", chart.Resources(&ig.AccumulatedResourceVolume) + " (·s)"},
 			[2]string{"accumulated resource ratio volume", chart.Decimal(ig.AccumulatedResourceRatioVolume)},
-			[2]string{"integral pool capacity", resources(&ig.IntegralPoolCapacity) + " (·s)"},
+			[2]string{"integral pool capacity", chart.Resources(&ig.IntegralPoolCapacity) + " (·s)"},
 			[2]string{"specified burst ratio", chart.Decimal(ig.SpecifiedBurstRatio)},
 			[2]string{"specified resource flow ratio", chart.Decimal(ig.SpecifiedResourceFlowRatio)})
 		if d := ig.EstimatedBurstUsageDurationSeconds; d != nil {

@@ -46,7 +46,7 @@ type poolCharts struct {
 // integral pool's accumulated volume. nodes and samplePeriod are the
 // file's.
 func WriteHTML(w io.Writer, res *Result, r scheduler.ResourceType, nodes int, samplePeriod time.Duration) error {
-	p := reportPage{Title: res.Name, Duration: res.Duration.String(), Total: resourcesText(&res.Total), Resource: r.String(),
+	p := reportPage{Title: res.Name, Duration: res.Duration.String(), Total: chart.Resources(&res.Total), Resource: r.String(),
 		SamplePeriod: samplePeriod.String(), Nodes: nodes, Style: template.CSS(chart.Style)} // #nosec G203 -- a constant
 	if p.Title == "" {
 		p.Title = "Simulation"
@@ -130,19 +130,6 @@ func operationRowOf(o OperationResult) operationRow {
 }
 
 func roundDuration(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
-
-func resourcesText(r *scheduler.Resources) string {
-	s := ""
-	for _, t := range scheduler.AllResources {
-		if r[t] != 0 {
-			if s != "" {
-				s += ", "
-			}
-			s += t.String() + " " + chart.Amount(t, r[t])
-		}
-	}
-	return s
-}
 
 // WriteSeriesCSV writes every sample of every pool as CSV: time in
 // seconds, pool, usage, demand, fair share and accumulated volume per
