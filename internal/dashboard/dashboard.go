@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sharetree/sharetree/actors"
+	"github.com/sharetree/sharetree/internal/orchid"
 )
 
 // Source is the running scheduler (*actors.System).
@@ -22,15 +23,18 @@ var _ Source = (*actors.System)(nil)
 // Dashboard serves the pages (Handler) and samples the trees into its
 // History (Run).
 type Dashboard struct {
-	cfg     Config
-	src     Source
+	cfg Config
+	src Source
+	// orchid lists the trees with their counts (the tree list page).
+	orchid  *orchid.Orchid
 	history *History
 	logger  *slog.Logger
 	pages   *pages
 }
 
-// New returns a Dashboard reading src; logger may be nil.
-func New(src Source, cfg Config, logger *slog.Logger) (*Dashboard, error) {
+// New returns a Dashboard reading src, and o for the list of trees;
+// logger may be nil.
+func New(src Source, o *orchid.Orchid, cfg Config, logger *slog.Logger) (*Dashboard, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func New(src Source, cfg Config, logger *slog.Logger) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dashboard{cfg: cfg, src: src, history: NewHistory(cfg), logger: logger.With("component", "dashboard"), pages: p}, nil
+	return &Dashboard{cfg: cfg, src: src, orchid: o, history: NewHistory(cfg), logger: logger.With("component", "dashboard"), pages: p}, nil
 }
 
 // History is the dashboard's history.

@@ -77,21 +77,12 @@ func (d *Dashboard) page(title string, crumbs ...link) page {
 
 func (d *Dashboard) treesPage(w http.ResponseWriter, _ *http.Request) {
 	p := &treesPage{page: d.page("Pool trees")}
-	for _, name := range d.src.Trees() {
-		row := treeRow{Name: name, Href: treeHref(name)}
-		in, err := d.src.Introspect(name, actors.Scope{})
-		if err != nil {
-			row.Error = err.Error()
-			p.Trees = append(p.Trees, row)
-			continue
+	for _, s := range d.orchid.Trees().Trees {
+		row := treeRow{Name: s.Tree, Href: treeHref(s.Tree), Error: s.Error, Pools: s.PoolCount, Running: s.RunningOperationCount,
+			Lightweight: s.LightweightRunningOperationCount, Pending: s.PendingOperationCount}
+		if at, err := time.Parse(time.RFC3339Nano, s.UpdateTime); err == nil {
+			row.UpdateTime = formatTime(at)
 		}
-		if in.Result != nil {
-			row.UpdateTime = formatTime(in.Result.Now)
-		}
-		in.Release()
-		c := in.Pools[0].Counts
-		row.Pools, row.Running, row.Lightweight = len(in.Pools)-1, c.Running, c.LightweightRunning
-		row.Pending = c.Operations - c.Running - c.LightweightRunning
 		p.Trees = append(p.Trees, row)
 	}
 	d.render(w, "trees", p)

@@ -269,7 +269,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.http != nil {
-		d, err := dashboard.New(s.sys, cfg.Dashboard, cfg.Logger)
+		d, err := dashboard.New(s.sys, o, cfg.Dashboard, cfg.Logger)
 		if err != nil {
 			return nil, err
 		}
