@@ -198,13 +198,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id, requestI
 			fail(pbErr(pb.ErrorCode_ERROR_CODE_NOT_FOUND, fmt.Sprintf("spec.pool_trees[%d]", i), "pool tree %q does not exist (trees: %s)", name, strings.Join(r.treeNames(), ", ")))
 			return
 		}
-		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), "")
-		if perr == nil && revived == nil {
-			// A submission needs its pool's submit_acl; a revived operation
-			// was admitted before, whatever the lists say now.
-			o, _ := treeOptions(spec, tr.spec.Name)
-			perr = tr.acl.deny(tr.spec.Name, aclPool(a.pool, a.ephemeral), a.user, o.poolField)
-		}
+		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), "", revived != nil)
 		if perr != nil {
 			fail(perr)
 			return
@@ -219,7 +213,7 @@ func (r *rootActor) submit(ctx actor.Context, in *pb.OperationSpec, id, requestI
 	}
 	for _, off := range r.offloads(spec, admits) {
 		tr := r.trees[off.Tree]
-		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), off.Pool)
+		a, perr := r.admitMessage(tr, spec, scheduler.OperationID(id), off.Pool, revived != nil)
 		if perr != nil {
 			r.cfg.Logger.Warn("operation not offloaded", "operation", id, "tree", off.Tree, "err", perr.GetMessage())
 			continue
@@ -285,9 +279,12 @@ func (r *rootActor) treeNames() []string {
 }
 
 // admitMessage builds an operation's admission in one tree and checks what
-// depends on the tree: the pool exists, every job fits some node. offload,
-// when set, is the pool of an offloading tree (no ephemeral pool then).
-func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID, offload scheduler.PoolID) (*admitOperation, *pb.Error) {
+// depends on the tree: the pool exists, the user may submit into it (its
+// submit_acl; not for a revived operation, admitted before whatever the
+// lists say now, nor in an offloading tree, whose pool the configuration
+// chose), every job fits some node. offload, when set, is the pool of an
+// offloading tree (no ephemeral pool then).
+func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id scheduler.OperationID, offload scheduler.PoolID, revived bool) (*admitOperation, *pb.Error) {
 	o, perr := treeOptions(spec, tr.spec.Name)
 	if perr != nil {
 		return nil, perr
@@ -298,6 +295,10 @@ func (r *rootActor) admitMessage(tr *treeRef, spec *pb.OperationSpec, id schedul
 		pool = offload
 	} else if eph, pool, perr = ephemeralFor(tr, spec, pool, o.poolField); perr != nil {
 		return nil, perr
+	} else if !revived {
+		if perr = tr.acl.deny(tr.spec.Name, aclPool(pool, eph), userOf(spec), o.poolField); perr != nil {
+			return nil, perr
+		}
 	}
 	place := placement.OperationSpec{ID: id, Pool: pool, Order: r.seq, ResourceLimits: limits, Weight: 1}
 	if weight != nil {
