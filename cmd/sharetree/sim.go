@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -136,10 +137,7 @@ func printSim(w io.Writer, f *scenario.SimFile, res *sim.Result, r scheduler.Res
 			}
 		}
 		n := float64(max(len(res.Samples), 1))
-		indent := ""
-		for range p.Depth {
-			indent += "  "
-		}
+		indent := strings.Repeat("  ", p.Depth)
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d/%d\t\n", indent, p.Name, chart.Amount(r, usage/n), chart.Amount(r, fair/n), chart.Amount(r, demand/n), starving, len(res.Samples))
 	}
 	if err := tw.Flush(); err != nil {

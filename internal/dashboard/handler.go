@@ -214,7 +214,7 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-type errorPage struct {
+type errorView struct {
 	page
 	Status  int
 	Message string
@@ -229,7 +229,7 @@ func (d *Dashboard) errorPage(w http.ResponseWriter, status int, err error) {
 	if status >= 500 {
 		d.logger.Warn("dashboard request failed", "err", err)
 	}
-	p := &errorPage{page: d.page(http.StatusText(status)), Status: status, Message: err.Error()}
+	p := &errorView{page: d.page(http.StatusText(status)), Status: status, Message: err.Error()}
 	p.Refresh = 0
 	d.renderStatus(w, status, "error", p)
 }
