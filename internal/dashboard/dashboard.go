@@ -49,9 +49,6 @@ func New(src Source, o *orchid.Orchid, cfg Config, logger *slog.Logger) (*Dashbo
 	return &Dashboard{cfg: cfg, src: src, orchid: o, history: NewHistory(cfg), logger: logger.With("component", "dashboard"), pages: p}, nil
 }
 
-// History is the dashboard's history.
-func (d *Dashboard) History() *History { return d.history }
-
 // Sample records every live tree's latest fair-share update (see
 // History.Record) and forgets the trees that are gone. A tree that does
 // not answer is skipped until the next sample.
