@@ -280,9 +280,11 @@ func (s *simulator) update() error {
 // pass is one node's heartbeat: graceful, preemptive and regular passes.
 func (s *simulator) pass(i int) error {
 	n := &s.nodes[i]
-	if s.f.Simulation.Preemption && s.res != nil {
+	if s.f.Simulation.Preemption && s.res != nil && (n.graceful > 0 || len(s.starving) > 0) {
+		// No job is ever leaving: an interrupted job leaves at once, so
+		// Interrupting stays empty (nil).
 		src := &preemption.Source{Settings: s.settings, Result: s.res, Placement: s.pl, Starving: s.starving,
-			Operation: s.settingsOf, Interrupting: map[placement.JobKey]scheduler.Resources{}}
+			Operation: s.settingsOf}
 		node := preemption.Node{ID: n.node.ID, Total: n.node.Resources, Free: n.free}
 		if n.graceful > 0 {
 			v, err := src.GracefulView(node, s.nodeJobs(i))
