@@ -69,6 +69,31 @@ type Config struct {
 	Incarnation string
 	// Logger receives the agent's logs. Default: discard.
 	Logger *slog.Logger
+	// Now is the agent's wall clock, read only for the start and finish
+	// times it reports with its jobs (which the scheduler shows but never
+	// decides by: a node's clock may be minutes off). The heartbeat period,
+	// the heartbeat timeout and the interruption timeout are measured on
+	// Go's monotonic clock whatever Now returns. Default time.Now.
+	Now func() time.Time
+	// OnJobStart, when set, is called with each job the agent starts (after
+	// its resources are checked, before it runs), with the agent's lock
+	// held: it must return quickly and must not call the agent. It lets a
+	// test or an embedding program record what ran where, the ground truth
+	// that invariants such as "no job runs twice" are checked against.
+	OnJobStart func(JobStart)
+}
+
+// JobStart describes a job the agent starts (see Config.OnJobStart).
+type JobStart struct {
+	// ID and OperationID are the job's and its operation's ids.
+	ID, OperationID string
+	// Resources are what the job was given.
+	Resources scheduler.Resources
+	// Allocated is what the node's running jobs hold with this one.
+	Allocated scheduler.Resources
+	// OverCapacity: Allocated exceeds the node's Resources in some
+	// resource (see Stats.JobsOverCapacity).
+	OverCapacity bool
 }
 
 // DefaultConfig returns a Config for the node with every default filled in
@@ -102,6 +127,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	c.Tags = append([]string(nil), c.Tags...)
 	return c

@@ -64,7 +64,7 @@ func (a *Agent) startLocked(spec *pb.JobSpec) {
 		return
 	}
 	a.counters.started.Add(1)
-	j := &job{id: id, opID: spec.GetOperationId(), start: time.Now(), sig: spec.GetInterruptionSignal()}
+	j := &job{id: id, opID: spec.GetOperationId(), start: a.cfg.Now(), sig: spec.GetInterruptionSignal()}
 	res, err := wire.Resources("resources", spec.GetResources())
 	if err != nil {
 		a.finishLocked(j, pb.JobState_JOB_STATE_FAILED, 0, fmt.Sprintf("%v: %v", ErrBadJobSpec, err), false)
@@ -72,6 +72,7 @@ func (a *Agent) startLocked(spec *pb.JobSpec) {
 	}
 	j.res, j.resPB = res, wire.ToResources(res)
 	a.running[id] = j
+	a.checkCapacityLocked(j)
 	switch run := spec.GetRun().(type) {
 	case *pb.JobSpec_SimulatedDuration:
 		a.startSimulatedLocked(j, run.SimulatedDuration.AsDuration())
@@ -169,7 +170,7 @@ func (a *Agent) finishLocked(j *job, state pb.JobState, exitCode int32, errMsg s
 	}
 	fj := &pb.FinishedJob{
 		JobId: j.id, OperationId: j.opID, State: state, ExitCode: exitCode, Error: errMsg,
-		StartTime: timestamppb.New(j.start), FinishTime: timestamppb.Now(), Interrupted: interrupted,
+		StartTime: timestamppb.New(j.start), FinishTime: timestamppb.New(a.cfg.Now()), Interrupted: interrupted,
 	}
 	if j.logs != nil {
 		fj.LogTail = j.logs.String()

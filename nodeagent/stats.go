@@ -39,6 +39,11 @@ type Stats struct {
 	JobsCompleted uint64
 	JobsFailed    uint64
 	JobsAborted   uint64
+	// JobsOverCapacity counts jobs that, when started, made the running
+	// jobs hold more of some resource than the node has. The scheduler
+	// never should (reliability invariant I2); the agent runs the job
+	// anyway, since the scheduler accounts for it, and logs a warning.
+	JobsOverCapacity uint64
 	// RunningJobs is the number of jobs running now.
 	RunningJobs int
 	// UnackedFinishedJobs is the number of finished jobs kept until a
@@ -59,6 +64,7 @@ type counters struct {
 	hbSent, hbOK, hbFailed, staleResponses, lateResponses atomic.Uint64
 	signalsApplied, staleSignals, malformedSignals        atomic.Uint64
 	started, duplicates, completed, failed, aborted       atomic.Uint64
+	overCapacity                                          atomic.Uint64
 	period                                                atomic.Int64 // time.Duration
 }
 
@@ -72,7 +78,8 @@ func (a *Agent) Stats() Stats {
 		MalformedSignals: c.malformedSignals.Load(),
 		JobsStarted:      c.started.Load(), DuplicateStarts: c.duplicates.Load(),
 		JobsCompleted: c.completed.Load(), JobsFailed: c.failed.Load(), JobsAborted: c.aborted.Load(),
-		HeartbeatPeriod: time.Duration(c.period.Load()),
+		JobsOverCapacity: c.overCapacity.Load(),
+		HeartbeatPeriod:  time.Duration(c.period.Load()),
 	}
 	a.mu.Lock()
 	s.RunningJobs, s.UnackedFinishedJobs = len(a.running), len(a.finished)
