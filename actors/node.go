@@ -179,7 +179,7 @@ func (n *nodeActor) setInflight(h *heartbeatInFlight) {
 	n.inflight = h
 	var since int64
 	if h != nil {
-		since = h.since.UnixNano()
+		since = n.live.stamp(h.since)
 	}
 	n.live.inflight.Store(since)
 }
@@ -261,7 +261,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	seq := hb.GetSequence()
 	n.lastSeq, n.lastHeard = seq, now
-	n.live.heard.Store(now.UnixNano())
+	n.live.heard.Store(n.live.stamp(now))
 	tags := n.tags
 	if !slices.IsSorted(hb.GetTags()) || !slices.Equal(hb.GetTags(), n.tags) {
 		tags = slices.Clone(hb.GetTags())
@@ -609,8 +609,8 @@ func (n *nodeActor) check(ctx actor.Context) {
 		return
 	}
 	last := n.lastHeard
-	if shed := n.live.shed.Load(); shed > last.UnixNano() {
-		last = time.Unix(0, shed) // its heartbeats are shed: alive, not heard
+	if shed := n.live.shed.Load(); shed > n.live.stamp(last) {
+		last = n.live.at(shed) // its heartbeats are shed: alive, not heard
 	}
 	silent := n.cfg.Now().Sub(last)
 	if n.online && silent >= n.cfg.NodeOfflineTimeout {

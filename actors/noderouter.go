@@ -14,6 +14,8 @@ import (
 type nodeRouter struct {
 	root  *actor.RootContext
 	props func(id string, live *nodeLiveness) *actor.Props
+	// base is the origin of the nodes' liveness stamps (see nodeLiveness).
+	base time.Time
 
 	mu    sync.Mutex
 	nodes map[string]*routedNode
@@ -28,9 +30,15 @@ type routedNode struct {
 // nodeLiveness is what a node actor publishes for the liveness monitor, so
 // that the monitor sends checks only to the nodes that need one instead of
 // to every node every second (thousands of node actors woken at once, a
-// burst every heartbeat's goroutines queued behind). Times are Config.Now
-// in Unix nanoseconds, 0 for none.
+// burst every heartbeat's goroutines queued behind). Times are stamps:
+// nanoseconds since base, a Config.Now reading taken when the router was
+// made, 0 for none. A stamp is a difference of two Config.Now readings, so
+// in production (time.Now) it is measured on the monotonic clock: the wall
+// clock stepping by seconds or minutes (an NTP correction, an operator's
+// `date -s`) neither takes a node offline nor keeps a silent one online.
+// Unix nanoseconds would be wall time.
 type nodeLiveness struct {
+	base time.Time
 	// heard is the node's last accepted heartbeat.
 	heard atomic.Int64
 	// inflight is when the heartbeat waiting for the placer was sent to it.
@@ -40,15 +48,21 @@ type nodeLiveness struct {
 	shed atomic.Int64
 }
 
+// stamp is now as a stamp (at least 1: 0 is none).
+func (l *nodeLiveness) stamp(now time.Time) int64 { return max(int64(now.Sub(l.base)), 1) }
+
+// at is the time of a stamp, with base's monotonic reading.
+func (l *nodeLiveness) at(stamp int64) time.Time { return l.base.Add(time.Duration(stamp)) }
+
 // alive is the last time the node showed it is alive: its last accepted
-// heartbeat or its last shed one (unix nanoseconds, 0: never).
+// heartbeat or its last shed one (a stamp, 0: never).
 func (l *nodeLiveness) alive() int64 { return max(l.heard.Load(), l.shed.Load()) }
 
 func (r *nodeRouter) route(id string, msg any) {
 	r.mu.Lock()
 	n, ok := r.nodes[id]
 	if !ok {
-		n = &routedNode{}
+		n = &routedNode{live: nodeLiveness{base: r.base}}
 		pid, err := r.root.SpawnNamed(r.props(id, &n.live), "node:"+id)
 		if err != nil {
 			// The name is taken by an actor that is stopping (a node lost a
@@ -71,7 +85,7 @@ func (r *nodeRouter) shed(id string, now time.Time) bool {
 	n, ok := r.nodes[id]
 	r.mu.Unlock()
 	if ok {
-		n.live.shed.Store(now.UnixNano())
+		n.live.shed.Store(n.live.stamp(now))
 	}
 	return ok
 }
@@ -98,11 +112,11 @@ func (r *nodeRouter) all() []*actor.PID {
 // forgets them), or waiting longer than timeout for their placer (the
 // check gives the heartbeat up).
 func (r *nodeRouter) due(now time.Time, offline, timeout time.Duration) []*actor.PID {
-	t := now.UnixNano()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*actor.PID
 	for _, n := range r.nodes {
+		t := n.live.stamp(now)
 		heard, inflight := n.live.alive(), n.live.inflight.Load()
 		if heard != 0 && t-heard >= int64(offline) || inflight != 0 && t-inflight > int64(timeout) {
 			out = append(out, n.pid)

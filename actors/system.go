@@ -130,7 +130,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 		dir.trees = append(dir.trees, ref.nodeTree())
 	}
 	s.dir.Store(dir)
-	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}}
+	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}, base: c.Now()}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
 		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
 	}

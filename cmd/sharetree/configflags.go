@@ -16,6 +16,8 @@ var serverFlags = map[string]string{
 	"Actors.HeartbeatPeriod":       "heartbeat-period",
 	"Actors.StatePersistPeriod":    "state-persist-period",
 	"Actors.JobRevivalTimeout":     "job-revival-timeout",
+	"Actors.NodeOfflineTimeout":    "node-offline-timeout",
+	"Actors.NodeLostTimeout":       "node-lost-timeout",
 	"Actors.ProgressPersistPeriod": "progress-persist-period",
 	"Actors.ProgressWriteRate":     "progress-write-rate",
 	"Actors.JournalBatchInterval":  "journal-batch-interval",

@@ -49,9 +49,13 @@ type eventSink struct {
 	// dropped and counted: it may tell of a decision nobody received.
 	leading func() bool
 	logger  *slog.Logger
-	// lastWarn is when (unix nanoseconds) a loss was last logged as a
-	// warning: at most one a minute, the counters say the rest.
+	// lastWarn is when a loss was last logged as a warning, in nanoseconds
+	// since base plus eventLossWarnEvery (so that the first loss is
+	// logged): at most one a minute, the counters say the rest. Measured on
+	// the monotonic clock, so that a step of the wall clock neither floods
+	// the log nor silences it.
 	lastWarn atomic.Int64
+	base     time.Time
 	wg       sync.WaitGroup
 	once     sync.Once
 }
@@ -68,7 +72,7 @@ const (
 // newEventSink starts a sink publishing on nc through a JetStream context
 // of its own (its asynchronous publishes' errors are the sink's).
 func newEventSink(nc *nats.Conn, epoch uint64, buffer int, leading func() bool, logger *slog.Logger) (*eventSink, error) {
-	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), leading: leading, logger: logger, maxBytes: wire.MaxReplyBytes(nc)}
+	s := &eventSink{epoch: epoch, ch: make(chan pendingEvent, buffer), leading: leading, logger: logger, maxBytes: wire.MaxReplyBytes(nc), base: time.Now()}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(eventAckTimeout),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
 			s.failed(m.Subject, err)
@@ -96,9 +100,9 @@ func (s *eventSink) failed(subject string, err error) {
 }
 
 // warn logs a loss of events at most once every eventLossWarnEvery, with
-// the totals so far (wall time: it decides nothing but the log's pace).
+// the totals so far.
 func (s *eventSink) warn(msg string, args ...any) {
-	now := time.Now().UnixNano()
+	now := int64(time.Since(s.base) + eventLossWarnEvery)
 	last := s.lastWarn.Load()
 	if now-last < int64(eventLossWarnEvery) || !s.lastWarn.CompareAndSwap(last, now) {
 		s.logger.Debug(msg, args...)
