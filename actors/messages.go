@@ -47,15 +47,22 @@ type ListOperations struct {
 type AbortOperation struct {
 	ID     string
 	Reason string
-	Reply  func(*pb.AbortOperationResponse, *pb.Error)
+	// User, when set, is who asks (from the subject, see
+	// subjects.UserOp): only the operation's owner may. Empty: unchecked
+	// (an admin, or a server without authentication).
+	User  string
+	Reply func(*pb.AbortOperationResponse, *pb.Error)
 }
 
 // UpdateOperation changes an operation's runtime parameters (weight,
 // resource limits, pool; per tree or for all trees). Reply comes after the
 // updated operation is stored.
 type UpdateOperation struct {
-	ID    string
-	Req   *pb.UpdateOperationRequest
+	ID  string
+	Req *pb.UpdateOperationRequest
+	// User, when set, is who asks: only the operation's owner may (see
+	// AbortOperation.User).
+	User  string
 	Reply func(*pb.UpdateOperationResponse, *pb.Error)
 }
 

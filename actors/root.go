@@ -106,9 +106,9 @@ func (r *rootActor) Receive(ctx actor.Context) {
 	case *ListOperations:
 		m.Reply(r.list(m.Request, m.MaxBytes))
 	case *AbortOperation:
-		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
+		r.toOwnedOperation(ctx, m.ID, m.User, "abort", m, func(e *pb.Error) { m.Reply(nil, e) })
 	case *UpdateOperation:
-		r.toLiveOperation(ctx, m.ID, m, func(e *pb.Error) { m.Reply(nil, e) })
+		r.toOwnedOperation(ctx, m.ID, m.User, "update", m, func(e *pb.Error) { m.Reply(nil, e) })
 	case *applyTrees:
 		r.applyTrees(ctx, m)
 	case *statusUpdate:

@@ -18,6 +18,8 @@ var subjectSeeds = []string{
 	"sharetree.v1.node.$n.heartbeat", "sharetree.v1.node.a$b.heartbeat", "sharetree.v1.node.*.heartbeat",
 	"sharetree.v1.op.op-1.get", "sharetree.v1.op.op-1.abort", "sharetree.v1.op.op-1.update", "sharetree.v1.op.submit",
 	"sharetree.v1.op.op 1.get", "sharetree.v1.op.op1.delete",
+	"sharetree.v1.user.alice.op.submit", "sharetree.v1.user.alice.op.op-1.abort", "sharetree.v1.user.alice.op.op-1.update",
+	"sharetree.v1.user.alice.op.op-1.get", "sharetree.v1.user..op.op-1.abort", "sharetree.v1.user.alice.op.*.abort",
 	"sharetree.v1.events.physical.operation", "sharetree.v1.events.physical.starvation", "sharetree.v1.events.>",
 	"sharetree.v1.events.gpu.fairshare", "sharetree.v1.events.gpu.bogus",
 	"sharetree.v1.config.trees", "sharetree.v1.tree.physical.get", "sharetree.v1.tree.get.pools",
@@ -83,6 +85,18 @@ func FuzzParseSubject(f *testing.F) {
 			checkRejected(t, "ParseOp", subject, err, ErrInvalidSubject)
 		} else {
 			roundTrip("ParseOp", []string{id, string(verb)}, func() (string, error) { return Op(id, verb) })
+		}
+
+		if user, err := ParseUserSubmit(subject); err != nil {
+			checkRejected(t, "ParseUserSubmit", subject, err, ErrInvalidSubject)
+		} else {
+			roundTrip("ParseUserSubmit", user, func() (string, error) { return UserSubmit(user) })
+		}
+
+		if user, id, verb, err := ParseUserOp(subject); err != nil {
+			checkRejected(t, "ParseUserOp", subject, err, ErrInvalidSubject)
+		} else {
+			roundTrip("ParseUserOp", []string{user, id, string(verb)}, func() (string, error) { return UserOp(user, id, verb) })
 		}
 
 		if tree, kind, err := ParseEvents(subject); err != nil {

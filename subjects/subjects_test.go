@@ -144,3 +144,33 @@ func TestUserSubmitRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestUserOpRoundTrip(t *testing.T) {
+	for _, verb := range UserOpVerbs {
+		s, err := UserOp("alice", "op-1", verb)
+		want := "sharetree.v1.user.alice.op.op-1." + string(verb)
+		if err != nil || s != want {
+			t.Fatalf("UserOp(alice, op-1, %s) = %q, %v; want %q", verb, s, err, want)
+		}
+		if u, id, v, err := ParseUserOp(s); err != nil || u != "alice" || id != "op-1" || v != verb {
+			t.Errorf("ParseUserOp(%q) = %q, %q, %q, %v", s, u, id, v, err)
+		}
+		if got, want := UserOpAll(verb), "sharetree.v1.user.*.op.*."+string(verb); got != want {
+			t.Errorf("UserOpAll(%s) = %q, want %q", verb, got, want)
+		}
+		if got, want := UserOpsOf("alice", verb), "sharetree.v1.user.alice.op.*."+string(verb); got != want {
+			t.Errorf("UserOpsOf(alice, %s) = %q, want %q", verb, got, want)
+		}
+	}
+	for _, c := range []struct{ user, id, verb string }{{"", "op", "abort"}, {"a.b", "op", "abort"}, {"alice", "o*", "abort"}, {"alice", "op", "get"}, {"alice", "op", "submit"}} {
+		if _, err := UserOp(c.user, c.id, OpVerb(c.verb)); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("UserOp(%q, %q, %q): %v, want ErrInvalidToken", c.user, c.id, c.verb, err)
+		}
+	}
+	for _, bad := range []string{"sharetree.v1.op.op-1.abort", "sharetree.v1.user.alice.op.op-1.get", "sharetree.v1.user..op.op-1.abort",
+		"sharetree.v1.user.alice.op..abort", "sharetree.v2.user.a.op.o.abort", "sharetree.v1.user.alice.op.submit", "sharetree.v1.user.alice.ops.o.abort"} {
+		if _, _, _, err := ParseUserOp(bad); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseUserOp(%q): %v, want ErrInvalidSubject", bad, err)
+		}
+	}
+}

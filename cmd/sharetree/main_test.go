@@ -99,6 +99,8 @@ func TestBadInputExitsTwoWithNothingOnStdout(t *testing.T) {
 		"submit -f a dir":           {[]string{"op", "submit", "-f", t.TempDir(), "--nats-url", "nats://127.0.0.1:1"}, []string{"is a directory"}},
 		"submit bad request id":     {[]string{"op", "submit", "-f", spec, "--request-id", "a b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--request-id", `"a b"`, "not a letter"}},
 		"submit bad user":           {[]string{"op", "submit", "-f", spec, "--user", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--user", `"a.b"`}},
+		"abort bad user":            {[]string{"op", "abort", "op-1", "--user", "a.b", "--nats-url", "nats://127.0.0.1:1"}, []string{"--user", `"a.b"`}},
+		"update bad user":           {[]string{"op", "update", "op-1", "--weight", "2", "--user", "a*", "--nats-url", "nats://127.0.0.1:1"}, []string{"--user", `"a*"`}},
 		"engine rule":               {[]string{"fairshare", "-f", clash}, []string{clash, `operation id "a" is also a pool name`}},
 		"bad -o":                    {[]string{"fairshare", "-o", "xml", "-f", bad}, []string{"-o must be json or table"}},
 		"unknown flag":              {[]string{"fairshare", "--frobnicate"}, []string{"frobnicate"}},

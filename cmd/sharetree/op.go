@@ -232,15 +232,18 @@ func newOpCmd() *cobra.Command {
 	list.Flags().StringVar(&pool, "pool", "", "only this pool")
 	list.Flags().Int32Var(&limit, "limit", 0, "at most this many (0: all)")
 
-	var reason string
+	var reason, abortUser string
 	abort := &cobra.Command{
 		Use: "abort ID", Short: "Abort an operation", Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOpID(cmd, args[0]); err != nil {
 				return err
 			}
+			if err := checkUser(abortUser); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
-				st, err := c.Abort(ctx, args[0], reason)
+				st, err := asUser(c, abortUser).Abort(ctx, args[0], reason)
 				if err != nil {
 					return err
 				}
@@ -249,6 +252,7 @@ func newOpCmd() *cobra.Command {
 		},
 	}
 	abort.Flags().StringVar(&reason, "reason", "", "why (recorded in the operation and its event)")
+	userFlag(abort, &abortUser, "abort")
 
 	var waitFor time.Duration
 	wait := &cobra.Command{

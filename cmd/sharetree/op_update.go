@@ -20,6 +20,7 @@ func newOpUpdateCmd(cf *clientFlags) *cobra.Command {
 	var (
 		weight      float64
 		pool, tree  string
+		user        string
 		limits      string
 		clearLimits bool
 	)
@@ -39,8 +40,11 @@ otherwise to every tree without a per-tree option.`,
 			if err := subjects.ValidateToken("operation id", args[0]); err != nil {
 				return usageError{err}
 			}
+			if err := checkUser(user); err != nil {
+				return err
+			}
 			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
-				st, err := c.Update(ctx, args[0], req)
+				st, err := asUser(c, user).Update(ctx, args[0], req)
 				if err != nil {
 					return err
 				}
@@ -54,6 +58,7 @@ otherwise to every tree without a per-tree option.`,
 	f.StringVar(&limits, "resource-limits", "", "new resource limits, e.g. cpu=4,memory=8Gi (resources not named become unlimited)")
 	f.BoolVar(&clearLimits, "clear-resource-limits", false, "remove the operation's resource limits")
 	f.StringVar(&tree, "tree", "", "apply to this pool tree only")
+	userFlag(cmd, &user, "update")
 	return cmd
 }
 

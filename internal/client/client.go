@@ -39,8 +39,8 @@ func (e *APIError) Code() pb.ErrorCode { return e.Err.GetCode() }
 type Client struct {
 	nc      *nats.Conn
 	timeout time.Duration
-	// user, when set, is the user submissions go as (on its own subject,
-	// see WithUser).
+	// user, when set, is the user submissions, aborts and updates go as
+	// (on its own subjects, see WithUser).
 	user string
 }
 
@@ -52,9 +52,11 @@ func New(nc *nats.Conn, timeout time.Duration) *Client {
 	return &Client{nc: nc, timeout: timeout}
 }
 
-// WithUser returns a copy of c whose submissions go on user's own subject
-// (subjects.UserSubmit): the scheduler takes the user from the subject,
-// and a secured NATS server accepts it only from that user's credential.
+// WithUser returns a copy of c whose submissions, aborts and updates go
+// on user's own subjects (subjects.UserSubmit, subjects.UserOp): the
+// scheduler takes the user from the subject (and lets only an operation's
+// owner abort or update it), and a secured NATS server accepts them only
+// from that user's credential.
 // It fails for a name that is not a subject token.
 func (c *Client) WithUser(user string) (*Client, error) {
 	if _, err := subjects.UserSubmit(user); err != nil {
@@ -230,7 +232,7 @@ func (c *Client) ListPage(ctx context.Context, req *pb.ListOperationsRequest) (*
 
 // Abort aborts an operation.
 func (c *Client) Abort(ctx context.Context, id, reason string) (*pb.OperationStatus, error) {
-	subj, err := subjects.Op(id, subjects.OpAbort)
+	subj, err := c.opSubject(id, subjects.OpAbort)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +246,7 @@ func (c *Client) Abort(ctx context.Context, id, reason string) (*pb.OperationSta
 // Update changes an operation's runtime parameters (the fields set in req;
 // its operation_id is filled in) and returns the stored status.
 func (c *Client) Update(ctx context.Context, id string, req *pb.UpdateOperationRequest) (*pb.OperationStatus, error) {
-	subj, err := subjects.Op(id, subjects.OpUpdate)
+	subj, err := c.opSubject(id, subjects.OpUpdate)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +257,15 @@ func (c *Client) Update(ctx context.Context, id string, req *pb.UpdateOperationR
 		return nil, err
 	}
 	return resp.GetStatus(), nil
+}
+
+// opSubject is the subject of verb for operation id: the user's own when
+// the client has one (see WithUser).
+func (c *Client) opSubject(id string, verb subjects.OpVerb) (string, error) {
+	if c.user != "" {
+		return subjects.UserOp(c.user, id, verb)
+	}
+	return subjects.Op(id, verb)
 }
 
 // Terminal reports whether a state is final.

@@ -75,10 +75,12 @@ func TestUsersConfineClientsAndAgents(t *testing.T) {
 		t.Fatalf("scheduler and admin users: %+v %+v, want both unrestricted", users[0], users[1])
 	}
 	inbox, _ := subjects.ClientInbox(c)
-	// The client submits on its own user's subject only.
-	wantPub := append(subjects.ClientRequests(), "sharetree.v1.user.ci.op.submit")
+	// The client submits, aborts and updates on its own user's subjects
+	// only.
+	wantPub := append(subjects.ClientRequests(), "sharetree.v1.user.ci.op.submit", "sharetree.v1.user.ci.op.*.abort", "sharetree.v1.user.ci.op.*.update")
+	wantDeny := []string{"sharetree.v1.op.submit", "sharetree.v1.op.*.abort", "sharetree.v1.op.*.update"}
 	if p := users[2].Permissions; !cmp.Equal(p.Subscribe.Allow, []string{inbox + ".>"}) || !cmp.Equal(p.Publish.Allow, wantPub) ||
-		!cmp.Equal(p.Publish.Deny, []string{"sharetree.v1.op.submit"}) {
+		!cmp.Equal(p.Publish.Deny, wantDeny) {
 		t.Errorf("client permissions %+v %+v", p.Publish, p.Subscribe)
 	}
 	want := []string{"sharetree.v1.node.n1.signal", "_INBOX_n1.>"}

@@ -21,10 +21,17 @@ func Users(f *File, scheduler string) []*server.NkeyUser {
 		if err1 != nil || err2 != nil {
 			continue // (Parse checked the key and the name)
 		}
-		// A client submits as itself only: on its own user's subject,
-		// never on the anonymous one, whose spec could name anyone.
+		// A client submits, aborts and updates as itself only: on its own
+		// user's subjects, never on the anonymous ones, whose spec could
+		// name anyone and which reach every operation.
+		allow := append(subjects.ClientRequests(), submit)
+		deny := []string{subjects.OpSubmit()}
+		for _, v := range subjects.UserOpVerbs {
+			allow = append(allow, subjects.UserOpsOf(c.Name, v))
+			deny = append(deny, subjects.OpAll(v))
+		}
 		users = append(users, &server.NkeyUser{Nkey: c.NKey, Permissions: &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: append(subjects.ClientRequests(), submit), Deny: []string{subjects.OpSubmit()}},
+			Publish:   &server.SubjectPermission{Allow: allow, Deny: deny},
 			Subscribe: &server.SubjectPermission{Allow: []string{inbox + ".>"}},
 		}})
 	}

@@ -250,6 +250,31 @@ agents:
 	}
 }
 
+// securedClient connects to a secured server at url with a client's key,
+// and sends as user (on the user's own subjects) unless user is empty;
+// the connection's asynchronous errors (permission violations) are
+// recorded.
+func securedClient(t *testing.T, url string, key *natsauth.Key, user string) (*client.Client, *asyncErrors) {
+	t.Helper()
+	opts, err := natsauth.ClientOptions(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs asyncErrors
+	nc, err := nats.Connect(url, append(opts, errs.handler())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c := client.New(nc, time.Second)
+	if user != "" {
+		if c, err = c.WithUser(user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, &errs
+}
+
 // TestSubmitACLTakesTheUserFromNATS: a pool's submit_acl admits users by
 // the identity NATS vouches for. On a secured server each client submits
 // on its own user's subject only (the spec's user is overridden by it);
@@ -273,23 +298,7 @@ trees:
 `, func(c *server.Config) { c.HTTPAddr, c.Auth = "", auth })
 	as := func(key *natsauth.Key, user string) (*client.Client, *asyncErrors) {
 		t.Helper()
-		opts, err := natsauth.ClientOptions(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errs asyncErrors
-		nc, err := nats.Connect(srv.URL(), append(opts, errs.handler())...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		c := client.New(nc, time.Second)
-		if user != "" {
-			if c, err = c.WithUser(user); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return c, &errs
+		return securedClient(t, srv.URL(), key, user)
 	}
 	spec := func(pool, claimed string) *pb.OperationSpec {
 		s := simulated(pool, 1, 1, time.Hour)

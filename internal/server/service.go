@@ -218,6 +218,45 @@ func (s *service) update(req micro.Request) {
 	}
 }
 
+// userOpID checks a subjects.UserOp subject and that the payload (when it
+// names one) agrees; it returns the user and the operation id.
+func (s *service) userOpID(req micro.Request, payloadID string) (user, id string, ok bool) {
+	user, id, _, err := subjects.ParseUserOp(req.Subject())
+	if err != nil {
+		s.fail(req, invalid("subject", "%v", err))
+		return "", "", false
+	}
+	if payloadID != "" && payloadID != id {
+		s.fail(req, invalid("operation_id", "payload names operation %q but the subject names %q", payloadID, id))
+		return "", "", false
+	}
+	return user, id, true
+}
+
+// userAbort is abort on a user's own subject (subjects.UserOp): only the
+// operation's owner may.
+func (s *service) userAbort(req micro.Request) {
+	in := &pb.AbortOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if user, id, ok := s.userOpID(req, in.GetOperationId()); ok {
+		s.sys.Abort(&actors.AbortOperation{ID: id, Reason: in.GetReason(), User: user, Reply: reply[*pb.AbortOperationResponse](s, req)})
+	}
+}
+
+// userUpdate is update on a user's own subject: only the operation's
+// owner may.
+func (s *service) userUpdate(req micro.Request) {
+	in := &pb.UpdateOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if user, id, ok := s.userOpID(req, in.GetOperationId()); ok {
+		s.sys.Update(&actors.UpdateOperation{ID: id, Req: in, User: user, Reply: reply[*pb.UpdateOperationResponse](s, req)})
+	}
+}
+
 // addService registers the endpoints.
 func addService(svc micro.Service, s *service) error {
 	eps := []struct {
@@ -231,6 +270,8 @@ func addService(svc micro.Service, s *service) error {
 		{"get", subjects.OpAll(subjects.OpGet), s.get},
 		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
 		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
+		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.userAbort},
+		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.userUpdate},
 	}
 	for _, e := range eps {
 		h := func(req micro.Request) {
