@@ -71,12 +71,17 @@ type nodeActor struct {
 	dirSeen *treeDirectory
 
 	incarnation string
-	lastSeq     uint64
-	total       scheduler.Resources
-	tags        []string
-	online      bool
-	lastHeard   time.Time
-	jobs        map[string]*nodeJob
+	// retired are the node's earlier incarnations, the latest last (at
+	// most maxRetiredIncarnations): a heartbeat of one arriving late (sent
+	// by the agent's previous run before it died) is stale, and must not
+	// take the node back to it and lose the running incarnation's jobs.
+	retired   []string
+	lastSeq   uint64
+	total     scheduler.Resources
+	tags      []string
+	online    bool
+	lastHeard time.Time
+	jobs      map[string]*nodeJob
 	// awaiting are the completed and failed jobs the node reported whose
 	// finish is acknowledged once stored in the completions journal (held
 	// by value: no allocation per completion on the heartbeat path).
@@ -250,8 +255,16 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	}
 	now := n.cfg.Now()
 	if hb.GetIncarnation() != n.incarnation {
+		if slices.Contains(n.retired, hb.GetIncarnation()) {
+			return pbErr(pb.ErrorCode_ERROR_CODE_STALE_HEARTBEAT, "incarnation",
+				"heartbeat %d of node %s is of its incarnation %s, which %s replaced", hb.GetSequence(), n.id, hb.GetIncarnation(), n.incarnation)
+		}
 		if n.incarnation != "" {
 			n.vanishAll(ctx, fmt.Sprintf("node %s restarted (incarnation %s → %s)", n.id, n.incarnation, hb.GetIncarnation()))
+			n.retired = append(n.retired, n.incarnation)
+			if len(n.retired) > maxRetiredIncarnations {
+				n.retired = slices.Delete(n.retired, 0, len(n.retired)-maxRetiredIncarnations)
+			}
 		}
 		clear(n.awaiting) // the node's new incarnation reports none of them
 		n.incarnation, n.lastSeq = hb.GetIncarnation(), 0
@@ -602,6 +615,10 @@ func (n *nodeActor) vanishAll(ctx actor.Context, reason string) {
 	}
 	n.notifyLeft(ctx, left)
 }
+
+// maxRetiredIncarnations bounds the earlier incarnations a node actor
+// remembers to refuse their late heartbeats (see nodeActor.retired).
+const maxRetiredIncarnations = 8
 
 // check takes a silent node offline, and forgets a lost one.
 func (n *nodeActor) check(ctx actor.Context) {
