@@ -26,7 +26,7 @@ func (a *Agent) checkCapacityLocked(j *job) {
 	over := false
 	for r, v := range alloc {
 		limit := a.cfg.Resources[r]
-		if v > limit+capacityTolerance*max(limit, 1) {
+		if v > limit+float64(capacityTolerance*max(limit, 1)) {
 			over = true
 		}
 	}

@@ -333,7 +333,7 @@ func checkChaosHistory(h *chaosHistory) []chaosViolation {
 		capacity, known := h.Nodes[e.Node]
 		over := e.Over
 		for r, v := range e.Alloc {
-			if known && v > capacity[r]+1e-9*max(capacity[r], 1) {
+			if known && v > capacity[r]+float64(1e-9*max(capacity[r], 1)) {
 				over = true
 			}
 		}
