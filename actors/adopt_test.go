@@ -128,14 +128,7 @@ func (h *adoptHarness) waitJobs(id string, running, completed int64) {
 // started jobs' ids.
 func (h *adoptHarness) submitStarted(jobs int32) (string, []string) {
 	h.t.Helper()
-	submitted := make(chan string, 1)
-	h.sys.Submit(&SubmitOperation{Spec: revivedOp("", jobs).GetSpec(), Reply: func(r *pb.StartOperationResponse, e *pb.Error) {
-		if e != nil {
-			h.t.Errorf("submit: %v", e)
-		}
-		submitted <- r.GetOperationId()
-	}})
-	op := await(h.t, submitted, "submission")
+	op := h.submit(jobs)
 	var started []string
 	testutil.WaitFor(h.t, 10*time.Second, "the jobs to start", func() bool {
 		started = append(started, startIDs(h.beat("n1", started, nil))...)
