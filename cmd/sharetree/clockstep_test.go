@@ -45,8 +45,9 @@ const clockStep = 30 * time.Second
 //     stays online with its jobs;
 //
 // and the clock is stepped back to where it was, also when the test fails.
-// The agents' own clocks are also off (one 5 minutes ahead, one 5 minutes
-// behind), which only the times they report show.
+// The agents' own clocks are also off (one 5 minutes ahead and 10 % fast,
+// one 5 minutes behind and 10 % slow), which only the times they report
+// show.
 func TestWallClockStepsChangeNothing(t *testing.T) {
 	if os.Getenv(clockStepEnv) == "" {
 		t.Skipf("steps the machine's wall clock; set %s=1 to run it", clockStepEnv)
@@ -75,8 +76,8 @@ func TestWallClockStepsChangeNothing(t *testing.T) {
 		"--lease-ttl", "10s", "--log-level", "info")
 	sched.waitServing(t, 30*time.Second)
 
-	steady := startSkewedAgent(t, sched.url, "steady", 5*time.Minute)
-	silent, silence := startSkewedAgentStoppable(t, sched.url, "silent", -5*time.Minute)
+	steady := startSkewedAgent(t, sched.url, "steady", 5*time.Minute, 1.1)
+	silent, silence := startSkewedAgentStoppable(t, sched.url, "silent", -5*time.Minute, 0.9)
 
 	nc, err := nats.Connect(sched.url)
 	if err != nil {
@@ -163,18 +164,19 @@ func TestWallClockStepsChangeNothing(t *testing.T) {
 	step(clockStep) // back to where it was
 }
 
-// startSkewedAgent runs an agent with 2 slots whose clock is off by skew,
+// startSkewedAgent runs an agent with 2 slots whose clock is off by skew
+// and runs at rate (1.1: 10 % fast) from the agent's start,
 // until the test ends.
-func startSkewedAgent(t *testing.T, url, id string, skew time.Duration) *nodeagent.Agent {
+func startSkewedAgent(t *testing.T, url, id string, skew time.Duration, rate float64) *nodeagent.Agent {
 	t.Helper()
-	a, _ := startSkewedAgentStoppable(t, url, id, skew)
+	a, _ := startSkewedAgentStoppable(t, url, id, skew, rate)
 	return a
 }
 
 // startSkewedAgentStoppable is startSkewedAgent, with a function that
 // stops the agent's heartbeats (and closes its connection) before the
 // test ends.
-func startSkewedAgentStoppable(t *testing.T, url, id string, skew time.Duration) (*nodeagent.Agent, func()) {
+func startSkewedAgentStoppable(t *testing.T, url, id string, skew time.Duration, rate float64) (*nodeagent.Agent, func()) {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {
@@ -182,7 +184,10 @@ func startSkewedAgentStoppable(t *testing.T, url, id string, skew time.Duration)
 	}
 	cfg := nodeagent.DefaultConfig(id, scheduler.Resources{scheduler.CPU: 2, scheduler.UserSlots: 2})
 	cfg.HeartbeatPeriod, cfg.WorkDir = 50*time.Millisecond, t.TempDir()
-	cfg.Now = func() time.Time { return time.Now().Add(skew) }
+	origin := time.Now()
+	cfg.Now = func() time.Time {
+		return origin.Add(skew + time.Duration(rate*float64(time.Since(origin))))
+	}
 	agent, err := nodeagent.New(cfg, nc)
 	if err != nil {
 		nc.Close()
