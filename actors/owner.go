@@ -15,11 +15,7 @@ import (
 // client anyway).
 func (r *rootActor) toOwnedOperation(ctx actor.Context, id, user, verb string, msg any, refuse func(*pb.Error)) {
 	if op, ok := r.ops[id]; ok && user != "" {
-		owner := op.spec.GetUser()
-		if owner == "" {
-			owner = op.status.GetSpec().GetUser()
-		}
-		if owner != user {
+		if owner := op.spec.GetUser(); owner != user {
 			if owner == "" {
 				refuse(pbErr(pb.ErrorCode_ERROR_CODE_PERMISSION_DENIED, "operation_id",
 					"user %q may not %s operation %s: it was submitted without a user, so only an admin may", user, verb, id))

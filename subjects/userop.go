@@ -2,6 +2,7 @@ package subjects
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ func UserOp(user, id string, verb OpVerb) (string, error) {
 	if err := ValidateToken("operation id", id); err != nil {
 		return "", err
 	}
-	if !userVerb(verb) {
+	if !slices.Contains(UserOpVerbs, verb) {
 		return "", fmt.Errorf("%w: user operation verb %q is not one of %v", ErrInvalidToken, verb, UserOpVerbs)
 	}
 	return join(Prefix, "user", user, "op", id, string(verb)), nil
@@ -51,17 +52,8 @@ func ParseUserOp(subject string) (user, id string, verb OpVerb, err error) {
 		return "", "", "", fmt.Errorf("%w: in %q: %w", ErrInvalidSubject, subject, err)
 	}
 	v := OpVerb(t[6])
-	if !userVerb(v) {
+	if !slices.Contains(UserOpVerbs, v) {
 		return "", "", "", fmt.Errorf("%w: in %q: verb %q is not one of %v", ErrInvalidSubject, subject, t[6], UserOpVerbs)
 	}
 	return t[3], t[5], v, nil
-}
-
-func userVerb(v OpVerb) bool {
-	for _, w := range UserOpVerbs {
-		if v == w {
-			return true
-		}
-	}
-	return false
 }

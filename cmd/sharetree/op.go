@@ -159,19 +159,14 @@ func newOpCmd() *cobra.Command {
 			} else if err := wire.ValidateRequestID(requestID); err != nil {
 				return usageError{fmt.Errorf("--request-id: %w", err)}
 			}
-			if user != "" {
-				if _, err := subjects.UserSubmit(user); err != nil {
-					return usageError{fmt.Errorf("--user: %w", err)}
-				}
+			if err := checkUser(user); err != nil {
+				return err
 			}
 			// A submission that gets no answer is sent again with the
 			// same request id (see client.Submit): the command waits for
 			// every try.
 			return cf.with(cmd, client.SubmitDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
-				if user != "" {
-					c, _ = c.WithUser(user) // checked above
-				}
-				id, err := c.SubmitRequest(ctx, spec, requestID)
+				id, err := asUser(c, user).SubmitRequest(ctx, spec, requestID)
 				if err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -174,54 +175,16 @@ func (s *service) list(req micro.Request) {
 	s.sys.List(&actors.ListOperations{Request: in, MaxBytes: wire.MaxReplyBytes(s.nc), Reply: reply[*pb.ListOperationsResponse](s, req)})
 }
 
-// opID checks the subject and that the payload (when it names one) agrees.
-func (s *service) opID(req micro.Request, payloadID string) (string, bool) {
-	id, _, err := subjects.ParseOp(req.Subject())
-	if err != nil {
-		s.fail(req, invalid("subject", "%v", err))
-		return "", false
+// opID checks an operation request's subject — the anonymous
+// subjects.Op, or a user's own subjects.UserOp, whose user it returns —
+// and that the payload (when it names an operation) agrees.
+func (s *service) opID(req micro.Request, payloadID string) (user, id string, ok bool) {
+	var err error
+	if strings.HasPrefix(req.Subject(), subjects.Prefix+".user.") {
+		user, id, _, err = subjects.ParseUserOp(req.Subject())
+	} else {
+		id, _, err = subjects.ParseOp(req.Subject())
 	}
-	if payloadID != "" && payloadID != id {
-		s.fail(req, invalid("operation_id", "payload names operation %q but the subject names %q", payloadID, id))
-		return "", false
-	}
-	return id, true
-}
-
-func (s *service) get(req micro.Request) {
-	in := &pb.GetOperationRequest{}
-	if !s.decode(req, in) {
-		return
-	}
-	if id, ok := s.opID(req, in.GetOperationId()); ok {
-		s.sys.Get(&actors.GetOperation{ID: id, Reply: reply[*pb.OperationStatus](s, req)})
-	}
-}
-
-func (s *service) abort(req micro.Request) {
-	in := &pb.AbortOperationRequest{}
-	if !s.decode(req, in) {
-		return
-	}
-	if id, ok := s.opID(req, in.GetOperationId()); ok {
-		s.sys.Abort(&actors.AbortOperation{ID: id, Reason: in.GetReason(), Reply: reply[*pb.AbortOperationResponse](s, req)})
-	}
-}
-
-func (s *service) update(req micro.Request) {
-	in := &pb.UpdateOperationRequest{}
-	if !s.decode(req, in) {
-		return
-	}
-	if id, ok := s.opID(req, in.GetOperationId()); ok {
-		s.sys.Update(&actors.UpdateOperation{ID: id, Req: in, Reply: reply[*pb.UpdateOperationResponse](s, req)})
-	}
-}
-
-// userOpID checks a subjects.UserOp subject and that the payload (when it
-// names one) agrees; it returns the user and the operation id.
-func (s *service) userOpID(req micro.Request, payloadID string) (user, id string, ok bool) {
-	user, id, _, err := subjects.ParseUserOp(req.Subject())
 	if err != nil {
 		s.fail(req, invalid("subject", "%v", err))
 		return "", "", false
@@ -233,26 +196,32 @@ func (s *service) userOpID(req micro.Request, payloadID string) (user, id string
 	return user, id, true
 }
 
-// userAbort is abort on a user's own subject (subjects.UserOp): only the
-// operation's owner may.
-func (s *service) userAbort(req micro.Request) {
+func (s *service) get(req micro.Request) {
+	in := &pb.GetOperationRequest{}
+	if !s.decode(req, in) {
+		return
+	}
+	if _, id, ok := s.opID(req, in.GetOperationId()); ok {
+		s.sys.Get(&actors.GetOperation{ID: id, Reply: reply[*pb.OperationStatus](s, req)})
+	}
+}
+
+func (s *service) abort(req micro.Request) {
 	in := &pb.AbortOperationRequest{}
 	if !s.decode(req, in) {
 		return
 	}
-	if user, id, ok := s.userOpID(req, in.GetOperationId()); ok {
+	if user, id, ok := s.opID(req, in.GetOperationId()); ok {
 		s.sys.Abort(&actors.AbortOperation{ID: id, Reason: in.GetReason(), User: user, Reply: reply[*pb.AbortOperationResponse](s, req)})
 	}
 }
 
-// userUpdate is update on a user's own subject: only the operation's
-// owner may.
-func (s *service) userUpdate(req micro.Request) {
+func (s *service) update(req micro.Request) {
 	in := &pb.UpdateOperationRequest{}
 	if !s.decode(req, in) {
 		return
 	}
-	if user, id, ok := s.userOpID(req, in.GetOperationId()); ok {
+	if user, id, ok := s.opID(req, in.GetOperationId()); ok {
 		s.sys.Update(&actors.UpdateOperation{ID: id, Req: in, User: user, Reply: reply[*pb.UpdateOperationResponse](s, req)})
 	}
 }
@@ -270,8 +239,9 @@ func addService(svc micro.Service, s *service) error {
 		{"get", subjects.OpAll(subjects.OpGet), s.get},
 		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
 		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
-		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.userAbort},
-		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.userUpdate},
+		// On a user's own subjects: only the operation's owner may.
+		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort},
+		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update},
 	}
 	for _, e := range eps {
 		h := func(req micro.Request) {
