@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/wire"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
 
@@ -39,12 +40,14 @@ type Agent struct {
 	counters   counters
 	wg         sync.WaitGroup // process waiters and output copiers
 
-	mu       sync.Mutex
-	running  map[string]*job            // by job id
-	finished map[string]*pb.FinishedJob // by job id, until acknowledged
-	epoch    uint64                     // highest leader epoch seen
-	seq      uint64                     // sequence of the last heartbeat built
-	stopping bool                       // Run is returning: start nothing
+	mu      sync.Mutex
+	running map[string]*job // by job id
+	// allocated is what the running jobs hold (see checkCapacityLocked).
+	allocated scheduler.Resources
+	finished  map[string]*pb.FinishedJob // by job id, until acknowledged
+	epoch     uint64                     // highest leader epoch seen
+	seq       uint64                     // sequence of the last heartbeat built
+	stopping  bool                       // Run is returning: start nothing
 }
 
 // New checks cfg (see Config.Validate) and returns an agent that will talk

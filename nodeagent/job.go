@@ -72,6 +72,7 @@ func (a *Agent) startLocked(spec *pb.JobSpec) {
 	}
 	j.res, j.resPB = res, wire.ToResources(res)
 	a.running[id] = j
+	a.allocated = a.allocated.Add(res)
 	a.checkCapacityLocked(j)
 	switch run := spec.GetRun().(type) {
 	case *pb.JobSpec_SimulatedDuration:
@@ -161,6 +162,10 @@ func (a *Agent) interruptionSignal(j *job, name string) syscall.Signal {
 func (a *Agent) finishLocked(j *job, state pb.JobState, exitCode int32, errMsg string, interrupted bool) {
 	if a.running[j.id] == j {
 		delete(a.running, j.id)
+		a.allocated = a.allocated.Sub(j.res)
+		if len(a.running) == 0 {
+			a.allocated = scheduler.Resources{} // no rounding left over
+		}
 	}
 	if j.simTimer != nil {
 		j.simTimer.Stop()
