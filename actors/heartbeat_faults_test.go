@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -197,13 +198,7 @@ type fakeAgent struct {
 func (a *fakeAgent) build() *pb.Heartbeat {
 	a.seq++
 	hb := &pb.Heartbeat{NodeId: "n1", Incarnation: "i1", Sequence: a.seq, ResourceLimits: &pb.Resources{Cpu: 8}}
-	for _, id := range slices.Sorted(func(yield func(string) bool) {
-		for id := range a.running {
-			if !yield(id) {
-				return
-			}
-		}
-	}) {
+	for _, id := range slices.Sorted(maps.Keys(a.running)) {
 		hb.RunningJobs = append(hb.RunningJobs, &pb.RunningJob{JobId: id})
 	}
 	for _, id := range a.finished {

@@ -76,8 +76,8 @@ func TestWallClockStepsChangeNothing(t *testing.T) {
 		"--lease-ttl", "10s", "--log-level", "info")
 	sched.waitServing(t, 30*time.Second)
 
-	steady := startSkewedAgent(t, sched.url, "steady", 5*time.Minute, 1.1)
-	silent, silence := startSkewedAgentStoppable(t, sched.url, "silent", -5*time.Minute, 0.9)
+	steady, _ := startSkewedAgent(t, sched.url, "steady", 5*time.Minute, 1.1)
+	silent, silence := startSkewedAgent(t, sched.url, "silent", -5*time.Minute, 0.9)
 
 	nc, err := nats.Connect(sched.url)
 	if err != nil {
@@ -165,18 +165,10 @@ func TestWallClockStepsChangeNothing(t *testing.T) {
 }
 
 // startSkewedAgent runs an agent with 2 slots whose clock is off by skew
-// and runs at rate (1.1: 10 % fast) from the agent's start,
-// until the test ends.
-func startSkewedAgent(t *testing.T, url, id string, skew time.Duration, rate float64) *nodeagent.Agent {
-	t.Helper()
-	a, _ := startSkewedAgentStoppable(t, url, id, skew, rate)
-	return a
-}
-
-// startSkewedAgentStoppable is startSkewedAgent, with a function that
-// stops the agent's heartbeats (and closes its connection) before the
-// test ends.
-func startSkewedAgentStoppable(t *testing.T, url, id string, skew time.Duration, rate float64) (*nodeagent.Agent, func()) {
+// and runs at rate (1.1: 10 % fast) from the agent's start, until the test
+// ends; the function it returns stops the agent's heartbeats (and closes
+// its connection) sooner.
+func startSkewedAgent(t *testing.T, url, id string, skew time.Duration, rate float64) (*nodeagent.Agent, func()) {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {

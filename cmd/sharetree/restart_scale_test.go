@@ -84,17 +84,13 @@ func TestKillWithFiveHundredRunningJobs(t *testing.T) {
 		}
 		return true
 	}
-	if !testutil.Poll(60*time.Second, func() bool {
-		started := uint64(0)
+	started := func() (n uint64) {
 		for _, a := range agents {
-			started += a.Stats().JobsStarted
+			n += a.Stats().JobsStarted
 		}
-		return started == ops*jobsPerOp && allRunning()
-	}) {
-		started := uint64(0)
-		for _, a := range agents {
-			started += a.Stats().JobsStarted
-		}
+		return n
+	}
+	if !testutil.Poll(60*time.Second, func() bool { return started() == ops*jobsPerOp && allRunning() }) {
 		list, err := cl.List(ctx, &pb.ListOperationsRequest{})
 		states := map[string]int{}
 		for _, op := range list {
@@ -103,7 +99,7 @@ func TestKillWithFiveHundredRunningJobs(t *testing.T) {
 			}
 			states[fmt.Sprintf("%s/%d running", op.GetState(), op.GetJobs().GetRunning())]++
 		}
-		t.Fatalf("500 jobs did not run within 60s: the agents started %d; operations %v (%v)", started, states, err)
+		t.Fatalf("500 jobs did not run within 60s: the agents started %d; operations %v (%v)", started(), states, err)
 	}
 	// fairShare reads a pool's fair share of cpu from the orchid.
 	fairShare := func(pool string) (float64, bool) {
@@ -149,16 +145,16 @@ func TestKillWithFiveHundredRunningJobs(t *testing.T) {
 		return true
 	})
 
-	var started, aborted, duplicates uint64
+	var aborted, duplicates uint64
 	for _, a := range agents {
 		st := a.Stats()
-		started, aborted, duplicates = started+st.JobsStarted, aborted+st.JobsAborted, duplicates+st.DuplicateStarts
+		aborted, duplicates = aborted+st.JobsAborted, duplicates+st.DuplicateStarts
 		if st.LeaderEpoch != second.epoch {
 			t.Errorf("agent %s: leader epoch %d, want %d", a.NodeID(), st.LeaderEpoch, second.epoch)
 		}
 	}
-	if started != ops*jobsPerOp || aborted != 0 || duplicates != 0 {
-		t.Errorf("the agents started %d jobs (%d duplicates ignored) and aborted %d: want the 500 started once, none aborted", started, duplicates, aborted)
+	if n := started(); n != ops*jobsPerOp || aborted != 0 || duplicates != 0 {
+		t.Errorf("the agents started %d jobs (%d duplicates ignored) and aborted %d: want the 500 started once, none aborted", n, duplicates, aborted)
 	}
 	t.Logf("epoch %d → %d; every operation running again %s after the restart began (job revival timeout 3s); fair shares a %.4f, b %.4f",
 		first.epoch, second.epoch, revived.Round(10*time.Millisecond), before["a"], before["b"])
