@@ -166,6 +166,11 @@ func TestGetBadReplyPrintsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	// The CLI asks on its own connection: flush so the server holds the
+	// subscription first (without it, "no responders" now and then).
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runCLI(t, "get", "t", "--nats-url", srv.ClientURL())
 	if code != 1 || out != "" || !strings.Contains(errOut, "state") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing on stdout and the bad field named", code, out, errOut)

@@ -52,6 +52,11 @@ func (s *scheduler) serve(t *testing.T, nc *nats.Conn, answer func(n int) (*pb.S
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	// The client asks on another connection: the server must hold the
+	// subscription before that, or the first request finds no responder.
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s *scheduler) requestIDs() []string {
