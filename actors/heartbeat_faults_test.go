@@ -86,12 +86,18 @@ func TestPartitionsShorterThanTheLostTimeoutAbortNothing(t *testing.T) {
 	if diff := cmp.Diff([]string{"n1"}, onlineNodes(ledger)); diff != "" {
 		t.Errorf("online nodes after a short partition (-want +got):\n%s", diff)
 	}
+	if off, lost := h.sys.NodeTransitions(); off != 0 || lost != 0 {
+		t.Errorf("after a short partition: %d nodes taken offline, %d lost; want none", off, lost)
+	}
 	h.waitJobs(a, 4, 0)
 
 	// Medium: 3 s of silence, past the offline timeout.
 	h.clock.advance(3 * time.Second)
 	h.checkNow("n1")
 	testutil.WaitFor(t, 10*time.Second, "n1 taken offline", func() bool { return len(onlineNodes(ledger)) == 0 })
+	if off, lost := h.sys.NodeTransitions(); off != 1 || lost != 0 {
+		t.Errorf("after a medium partition: %d nodes taken offline, %d lost; want 1 and 0", off, lost)
+	}
 	b := h.submit(2)
 	if st := h.status(a); st.GetJobs().GetRunning() != 4 || st.GetJobs().GetFailed() != 0 || st.GetJobs().GetAborted() != 0 {
 		t.Errorf("while n1 is offline, %s's jobs are %v; want 4 running, none failed or aborted", a, st.GetJobs())

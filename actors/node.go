@@ -60,7 +60,10 @@ type nodeActor struct {
 	// Config.MaxHeartbeatPasses); each node actor adds its own.
 	passes *atomic.Int64
 	dir    func() *treeDirectory
-	onLost func(id string)
+	// onOffline and onLost tell the router the node went offline and
+	// was declared lost (it counts both and forgets a lost node).
+	onOffline func()
+	onLost    func(id string)
 	// revivalUntil is the end of a restarted scheduler's
 	// JobRevivalTimeout (zero: it revived nothing unfinished).
 	revivalUntil time.Time
@@ -113,9 +116,9 @@ type nodeActor struct {
 	}
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, passes *atomic.Int64, dir func() *treeDirectory, onLost func(string), revivalUntil time.Time) actor.Producer {
+func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, passes *atomic.Int64, dir func() *treeDirectory, onOffline func(), onLost func(string), revivalUntil time.Time) actor.Producer {
 	return func() actor.Actor {
-		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, passes: passes, dir: dir, onLost: onLost, jobs: map[string]*nodeJob{},
+		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, passes: passes, dir: dir, onOffline: onOffline, onLost: onLost, jobs: map[string]*nodeJob{},
 			period: durationpb.New(cfg.HeartbeatPeriod), revivalUntil: revivalUntil}
 	}
 }
@@ -635,6 +638,7 @@ func (n *nodeActor) check(ctx actor.Context) {
 		if n.tree != nil {
 			n.tree.ledger.removeNode(scheduler.NodeID(n.id))
 		}
+		n.onOffline()
 		n.cfg.Logger.Warn("node offline", "node", n.id, "silent", silent)
 	}
 	if silent >= n.cfg.NodeLostTimeout {

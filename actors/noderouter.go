@@ -17,6 +17,10 @@ type nodeRouter struct {
 	// base is the origin of the nodes' liveness stamps (see nodeLiveness).
 	base time.Time
 
+	// offline and lost count the nodes taken offline and declared lost
+	// (System.NodeTransitions).
+	offline, lost atomic.Uint64
+
 	mu    sync.Mutex
 	nodes map[string]*routedNode
 }
@@ -90,7 +94,12 @@ func (r *nodeRouter) shed(id string, now time.Time) bool {
 	return ok
 }
 
-func (r *nodeRouter) remove(id string) {
+// wentOffline counts a node taken offline.
+func (r *nodeRouter) wentOffline() { r.offline.Add(1) }
+
+// lostNode forgets a node declared lost, and counts it.
+func (r *nodeRouter) lostNode(id string) {
+	r.lost.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.nodes, id)

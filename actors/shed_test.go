@@ -80,4 +80,8 @@ func TestShedHeartbeatsKeepTheNodeAlive(t *testing.T) {
 	if !slices.Contains(names, "node:shed") {
 		t.Errorf("node actors %v: the node whose heartbeats are shed was lost", names)
 	}
+	// Offline and lost in the same check (silent past both timeouts).
+	if off, lost := h.sys.NodeTransitions(); off != 1 || lost != 1 {
+		t.Errorf("%d nodes taken offline, %d lost; want the silent one: 1 and 1", off, lost)
+	}
 }

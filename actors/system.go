@@ -132,7 +132,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}, base: c.Now()}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.remove, s.revivalUntil), s.guard, lockFree, workers)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.wentOffline, s.router.lostNode, s.revivalUntil), s.guard, lockFree, workers)
 	}
 	if deps.Journal != nil {
 		s.journal = newJournalWriter(deps.Journal, s.as.Root, c, found, owed)
@@ -353,6 +353,13 @@ func (s *System) JournalStats() (JournalStats, bool) {
 
 // NodeCount is the number of node sessions.
 func (s *System) NodeCount() int { return s.router.count() }
+
+// NodeTransitions returns how many times, since the system started, a node
+// was taken offline (silent for Config.NodeOfflineTimeout) and declared
+// lost (silent for Config.NodeLostTimeout: forgotten, its jobs failed).
+func (s *System) NodeTransitions() (offline, lost uint64) {
+	return s.router.offline.Load(), s.router.lost.Load()
+}
 
 // Stop stops every actor and waits for them.
 func (s *System) Stop() {

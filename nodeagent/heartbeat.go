@@ -124,7 +124,14 @@ func (l *loop) reply(m *nats.Msg) {
 // fail counts a failed heartbeat; the first of a run is a warning, the
 // rest debug (thousands of agents must not flood the log in an outage).
 func (l *loop) fail(err error) {
-	l.a.counters.hbFailed.Add(1)
+	c := &l.a.counters
+	c.hbFailed.Add(1)
+	switch {
+	case errors.Is(err, errRefused):
+		c.hbRefused.Add(1)
+	case errors.Is(err, errTimeout), errors.Is(err, nats.ErrNoResponders):
+		c.hbUnanswered.Add(1)
+	}
 	l.failures++
 	if l.failures == 1 {
 		l.a.log.Warn("heartbeat failed; retrying every period", "err", err)

@@ -91,16 +91,21 @@ func TestFailedHeartbeatsAreCountedAndRetried(t *testing.T) {
 	cfg := testConfig(t, "n")
 	cfg.HeartbeatTimeout = 100 * time.Millisecond
 	a := startAgent(t, nc, cfg)
-	waitStats(t, a, "heartbeats failing with no responders", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= 2 })
+	if st := waitStats(t, a, "heartbeats failing with no responders", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= 2 }); st.HeartbeatsRefused != 0 || st.HeartbeatsUnanswered < 2 {
+		t.Errorf("no scheduler: %d refused, %d unanswered; want 0 refused, the failures unanswered", st.HeartbeatsRefused, st.HeartbeatsUnanswered)
+	}
 
 	// A scheduler that answers with a micro error: the body is a pb.Error
 	// whose code field must not be read as a leader epoch.
 	sched := newFakeScheduler(t, nc, "n", func(s *fakeScheduler) { s.replyFn = replyWithMicroError })
-	before := a.Stats().HeartbeatsFailed
+	before := a.Stats()
 	sched.waitBeat(t, 0, "error replies", func(*pb.Heartbeat) bool { return sched.count() >= 3 })
-	st := waitStats(t, a, "error replies counted", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= before+2 })
+	st := waitStats(t, a, "error replies counted", func(s nodeagent.Stats) bool { return s.HeartbeatsRefused >= before.HeartbeatsRefused+2 })
 	if st.LeaderEpoch != 0 || st.HeartbeatsOK != 0 {
 		t.Fatalf("an error reply was applied as a response: %+v", st)
+	}
+	if st.HeartbeatsFailed-before.HeartbeatsFailed < st.HeartbeatsRefused-before.HeartbeatsRefused {
+		t.Errorf("refusals %d → %d not counted as failures %d → %d", before.HeartbeatsRefused, st.HeartbeatsRefused, before.HeartbeatsFailed, st.HeartbeatsFailed)
 	}
 
 	// The scheduler recovers: responses are applied again.
@@ -125,7 +130,7 @@ func TestHeartbeatTimeoutDropsTheLateResponse(t *testing.T) {
 	cfg.HeartbeatTimeout = 50 * time.Millisecond
 	a := startAgent(t, nc, cfg)
 	m := <-held
-	waitStats(t, a, "the first heartbeat to time out", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= 1 })
+	waitStats(t, a, "the first heartbeat to time out", func(s nodeagent.Stats) bool { return s.HeartbeatsUnanswered >= 1 })
 	resp, _ := proto.Marshal(&pb.HeartbeatResponse{LeaderEpoch: 1, JobsToStart: []*pb.JobSpec{simJob("late", time.Hour)}})
 	if err := m.Respond(resp); err != nil {
 		t.Fatal(err)

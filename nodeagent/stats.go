@@ -17,6 +17,13 @@ type Stats struct {
 	// timeouts, no responders, error replies, undecodable replies, and
 	// periods skipped because the connection was down.
 	HeartbeatsFailed uint64
+	// HeartbeatsRefused counts the failed heartbeats a scheduler answered
+	// with an error (not the leader, throttled, superseded, stale, bad
+	// input), and HeartbeatsUnanswered those no scheduler answered (no
+	// responders, or no response before the heartbeat timeout); the rest
+	// of HeartbeatsFailed were not sent (the connection was down, or the
+	// heartbeat did not encode) or got a reply that did not decode.
+	HeartbeatsRefused, HeartbeatsUnanswered uint64
 	// StaleResponses counts responses ignored for a lower leader epoch.
 	StaleResponses uint64
 	// LateResponses counts responses that arrived after their heartbeat had
@@ -62,6 +69,7 @@ type Stats struct {
 // the agent's lock.
 type counters struct {
 	hbSent, hbOK, hbFailed, staleResponses, lateResponses atomic.Uint64
+	hbRefused, hbUnanswered                               atomic.Uint64
 	signalsApplied, staleSignals, malformedSignals        atomic.Uint64
 	started, duplicates, completed, failed, aborted       atomic.Uint64
 	overCapacity                                          atomic.Uint64
@@ -73,6 +81,7 @@ func (a *Agent) Stats() Stats {
 	c := &a.counters
 	s := Stats{
 		HeartbeatsSent: c.hbSent.Load(), HeartbeatsOK: c.hbOK.Load(), HeartbeatsFailed: c.hbFailed.Load(),
+		HeartbeatsRefused: c.hbRefused.Load(), HeartbeatsUnanswered: c.hbUnanswered.Load(),
 		StaleResponses: c.staleResponses.Load(), LateResponses: c.lateResponses.Load(),
 		SignalsApplied: c.signalsApplied.Load(), StaleSignals: c.staleSignals.Load(),
 		MalformedSignals: c.malformedSignals.Load(),

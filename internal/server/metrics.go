@@ -53,6 +53,18 @@ func (s *Server) counters() []prometheus.Collector {
 			Name: "sharetree_heartbeats_shed_total",
 			Help: "Node heartbeats shed because --max-heartbeat-passes were in their pass: answered UNAVAILABLE (throttled) at once; their nodes stay alive.",
 		}, func() float64 { _, shed := s.sys.HeartbeatLoad(); return float64(shed) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_nodes",
+			Help: "Node sessions this leader holds (nodes heard since it took over and not declared lost).",
+		}, func() float64 { return float64(s.sys.NodeCount()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_nodes_offline_total",
+			Help: "Nodes taken offline (silent for --node-offline-timeout: out of placement, their jobs kept) since this leader took over.",
+		}, func() float64 { off, _ := s.sys.NodeTransitions(); return float64(off) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_nodes_lost_total",
+			Help: "Nodes declared lost (silent for --node-lost-timeout: forgotten, their jobs failed and run again elsewhere) since this leader took over.",
+		}, func() float64 { _, lost := s.sys.NodeTransitions(); return float64(lost) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sharetree_fenced_writes_total",
 			Help: "Writes to the operations bucket, the scheduler bucket or the completions journal refused because a newer leader took over.",

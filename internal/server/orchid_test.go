@@ -351,6 +351,9 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_fenced_writes_total 0`,
 		`sharetree_heartbeats_shed_total 0`,
 		`sharetree_heartbeat_passes `,
+		`sharetree_nodes `,
+		`sharetree_nodes_offline_total 0`,
+		`sharetree_nodes_lost_total 0`,
 		`sharetree_storage_available 1`,
 		`sharetree_storage_outages_total 0`,
 	} {
