@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
@@ -133,6 +134,80 @@ func TestPartitionsShorterThanTheLostTimeoutAbortNothing(t *testing.T) {
 	}
 }
 
+// Reliability test 8: a node partitioned away for longer than the lost
+// timeout is declared lost. Its jobs end (failed, with a job event naming
+// the loss), go back to pending without counting as failures, and start
+// again on another node with a new attempt. When the node comes back still
+// running them, its first heartbeat's reply aborts every one of them, and
+// nothing of them is started or kept on it (I1: each job runs on n2 only).
+func TestALostNodeIsToldToAbortItsJobsInItsFirstReply(t *testing.T) {
+	events := &recordedEvents{}
+	h := startHarnessConfig(t, func(c *Config) { c.NodeOfflineTimeout, c.NodeLostTimeout = 2*time.Second, 6*time.Second },
+		func(d *Deps) { d.Events = events })
+	a, old := h.submitStarted(4) // on n1
+	slices.Sort(old)
+	h.beat("n2", nil, nil)
+
+	// 7 s of n1's silence; n2 heartbeats every 2 s meanwhile.
+	for range 3 {
+		h.clock.advance(2 * time.Second)
+		h.beat("n2", nil, nil)
+	}
+	h.clock.advance(time.Second)
+	h.checkNow("n1")
+	testutil.WaitFor(t, 10*time.Second, "n1 declared lost", func() bool {
+		_, lost := h.sys.NodeTransitions()
+		return lost == 1 && h.sys.NodeCount() == 1
+	})
+	var moved []string
+	testutil.WaitFor(t, 10*time.Second, "the lost jobs started again on n2", func() bool {
+		h.clock.advance(10 * time.Millisecond)
+		moved = append(moved, startIDs(h.beat("n2", moved, nil))...)
+		return len(moved) == 4
+	})
+	if slices.ContainsFunc(moved, func(id string) bool { return slices.Contains(old, id) }) {
+		t.Fatalf("the jobs started on n2 %v reuse the lost ones' ids %v: want new attempts", moved, old)
+	}
+	h.waitJobs(a, 4, 0)
+	if st := h.status(a); st.GetJobs().GetFailed() != 0 {
+		t.Errorf("%s's jobs %v: a job lost with its node counted as failed", a, st.GetJobs())
+	}
+	for _, id := range old {
+		if reason := events.jobEnd("physical", id, pb.JobState_JOB_STATE_FAILED); !strings.Contains(reason, "node n1 lost: silent for 7s") {
+			t.Errorf("job %s's end event: reason %q, want the loss of n1 named", id, reason)
+		}
+	}
+
+	// n1 comes back, still running the old attempts. (Until the lost
+	// session's actor has stopped, a heartbeat is refused UNAVAILABLE.)
+	var r *pb.HeartbeatResponse
+	testutil.WaitFor(t, 10*time.Second, "n1's first heartbeat back answered", func() bool {
+		h.seq["n1"]++
+		hb := &pb.Heartbeat{NodeId: "n1", Incarnation: "i1", Sequence: h.seq["n1"], ResourceLimits: &pb.Resources{Cpu: 8}}
+		for _, id := range old {
+			hb.RunningJobs = append(hb.RunningJobs, &pb.RunningJob{JobId: id})
+		}
+		var e *pb.Error
+		r, e = send(t, h.sys, hb)
+		if e != nil && (e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE || !strings.Contains(e.GetMessage(), "declared lost a moment ago")) {
+			t.Fatalf("n1's heartbeat back: %v", e)
+		}
+		return e == nil
+	})
+	got := aborts(r)
+	if diff := cmp.Diff(old, slices.Sorted(maps.Keys(got))); diff != "" || len(r.GetJobsToStart()) != 0 {
+		t.Errorf("n1's first heartbeat back: aborts (-want +got):\n%s; starts %v", diff, startIDs(r))
+	}
+	t.Logf("n1's first heartbeat back aborts %v", got)
+	// Once it stops them, nothing is left to abort and its slots are free.
+	r = h.beat("n1", nil, nil)
+	if len(r.GetJobsToAbort()) != 0 {
+		t.Errorf("n1's second heartbeat back aborts %v", r.GetJobsToAbort())
+	}
+	h.beat("n2", moved, nil)
+	h.waitJobs(a, 4, 0)
+}
+
 // beatAs sends a heartbeat of node n1 (8 cpu) as incarnation inc with
 // sequence seq, reporting running jobs.
 func (h *adoptHarness) beatAs(inc string, seq uint64, running []string) (*pb.HeartbeatResponse, *pb.Error) {
@@ -183,6 +258,24 @@ func TestANewIncarnationLosesTheOldJobsOnce(t *testing.T) {
 	h.waitJobs(a, 4, 0)
 	if st := h.status(a); st.GetJobs().GetAborted() != 4 || st.GetJobs().GetFailed() != 0 {
 		t.Errorf("%s's jobs %v: want the four of i1 aborted once, none failed", a, st.GetJobs())
+	}
+}
+
+// A heartbeat of a node whose actor's name is still taken (by the session
+// of the node declared lost a moment ago, stopping) is answered
+// UNAVAILABLE at once instead of never.
+func TestAHeartbeatWhileTheLostSessionStopsIsRefused(t *testing.T) {
+	h := startHarness(t, nil)
+	// Another actor holds the name, as the stopping session does.
+	if _, err := h.sys.as.Root.SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), "node:n9"); err != nil {
+		t.Fatal(err)
+	}
+	_, e := send(t, h.sys, &pb.Heartbeat{NodeId: "n9", Incarnation: "i1", Sequence: 1, ResourceLimits: &pb.Resources{Cpu: 8}})
+	if e.GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE || !strings.Contains(e.GetMessage(), "node n9 was declared lost a moment ago") {
+		t.Fatalf("heartbeat while the name is taken: %v, want UNAVAILABLE naming the node", e)
+	}
+	if h.sys.NodeCount() != 0 {
+		t.Errorf("%d node sessions, want none", h.sys.NodeCount())
 	}
 }
 

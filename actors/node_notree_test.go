@@ -54,6 +54,24 @@ func (r *recordedEvents) jobFinishedIn(tree, id string) bool {
 	return false
 }
 
+// jobEnd returns the reason of the job event of tree that ended job id in
+// state ("" for none).
+func (r *recordedEvents) jobEnd(tree, id string, state pb.JobState) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.evs {
+		if e.kind != subjects.EventJob || e.tree != tree {
+			continue
+		}
+		for _, j := range e.ev.GetJobs().GetJobs() {
+			if j.GetJobId() == id && j.GetState() == state {
+				return j.GetReason()
+			}
+		}
+	}
+	return ""
+}
+
 // A node whose tags stop matching its tree's node_tag_filter belongs to no
 // tree; a job the tree started there still finishes, and its job event is
 // the tree's (it crashed the scheduler: the event was keyed by the node's

@@ -62,23 +62,26 @@ func (l *nodeLiveness) at(stamp int64) time.Time { return l.base.Add(time.Durati
 // heartbeat or its last shed one (a stamp, 0: never).
 func (l *nodeLiveness) alive() int64 { return max(l.heard.Load(), l.shed.Load()) }
 
-func (r *nodeRouter) route(id string, msg any) {
+// route sends msg to node id's actor, spawning it for a node it does not
+// know. It reports false, sending nothing, when the actor's name is still
+// taken by the actor of the same node declared lost a moment ago, which is
+// stopping.
+func (r *nodeRouter) route(id string, msg any) bool {
 	r.mu.Lock()
 	n, ok := r.nodes[id]
 	if !ok {
 		n = &routedNode{live: nodeLiveness{base: r.base}}
 		pid, err := r.root.SpawnNamed(r.props(id, &n.live), "node:"+id)
 		if err != nil {
-			// The name is taken by an actor that is stopping (a node lost a
-			// moment ago); the agent retries on its next heartbeat.
 			r.mu.Unlock()
-			return
+			return false
 		}
 		n.pid = pid
 		r.nodes[id] = n
 	}
 	r.mu.Unlock()
 	r.root.Send(n.pid, msg)
+	return true
 }
 
 // shed records that a heartbeat of node id was shed at now; it reports

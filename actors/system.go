@@ -278,7 +278,10 @@ func (s *System) Heartbeat(m *NodeHeartbeat) {
 			return
 		}
 	}
-	s.router.route(m.Heartbeat.GetNodeId(), m)
+	if !s.router.route(m.Heartbeat.GetNodeId(), m) {
+		m.Reply(nil, pbErr(pb.ErrorCode_ERROR_CODE_UNAVAILABLE, "",
+			"node %s was declared lost a moment ago and its session is still ending; send the heartbeat again after the period", m.Heartbeat.GetNodeId()))
+	}
 }
 
 // HeartbeatLoad is the heartbeats' load: how many are in their scheduling
