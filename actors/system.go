@@ -114,10 +114,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return c.Logger.With("component", "protoactor")
 	}))
-	fatal := actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
-		s.failFatal(fmt.Errorf("actor panic: %v", reason))
-		return actor.StopDirective
-	})
+	fatal := &fatalSupervision{fail: s.failFatal} // a pointer: guardians are kept by strategy, as map keys
 	s.guard = actor.WithGuardian(fatal)
 	refs := map[string]*treeRef{}
 	dir := &treeDirectory{}

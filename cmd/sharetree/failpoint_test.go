@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -141,4 +142,75 @@ func crashAt(t *testing.T, point string, hit int) {
 			point, hit, st.JobsStarted, st.DuplicateStarts, st.JobsCompleted, st.JobsAborted, completed)
 	}
 	t.Logf("%s@%d: %d acknowledged, %d operations, %d jobs each run once (epoch %d → %d)", point, hit, len(acked), len(ops), completed, first.epoch, second.epoch)
+}
+
+// TestAnActorPanicStopsTheProcess (reliability test 22, end to end): a
+// panic inside a node actor — the failpoint starts-before-reply armed to
+// panic, in the heartbeat pass that decided to start jobs — stops
+// `sharetree server` with exit status 1 and an error naming the actor, the
+// message and the panic, instead of leaving a half-dead scheduler. Started
+// again on its store, the scheduler revives the operation, and the node
+// (which was never told to start the first wave) runs each job once.
+func TestAnActorPanicStopsTheProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts scheduler processes")
+	}
+	dir, port := t.TempDir(), freePort(t)
+	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
+	first := startChildSchedulerEnv(t, dir, port, trees, []string{failpoint.EnvVar + "=" + failpoint.StartsBeforeReply + "=" + failpoint.ActionPanic})
+	agent := servertest.StartAgent(t, first.url, "node-0", scheduler.Resources{scheduler.CPU: 4, scheduler.UserSlots: 4})
+	nc, err := nats.Connect(first.url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cl := client.New(nc, 5*time.Second)
+	id, err := cl.Submit(context.Background(), &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
+		Name: "main", JobCount: 4, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(200 * time.Millisecond)},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the panicking failpoint did not stop the scheduler within 30s:\n%s", first.stderr())
+	}
+	if code := first.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("the scheduler exited with %v, want status 1", first.cmd.ProcessState)
+	}
+	for _, want := range []string{"scheduler stopped: actors: actor panic: node:node-0 panicked handling", "failpoint starts-before-reply"} {
+		if !strings.Contains(first.stderr(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, first.stderr())
+		}
+	}
+	if st := agent.Stats(); st.JobsStarted != 0 {
+		t.Errorf("the node started %d jobs before the panic, want none (the reply was never sent)", st.JobsStarted)
+	}
+
+	second := startChildScheduler(t, dir, port, trees)
+	testutil.WaitFor(t, 60*time.Second, "the revived operation to complete", func() bool {
+		st, err := cl.Get(context.Background(), id)
+		return err == nil && st.GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
+	})
+	st, err := cl.Get(context.Background(), id)
+	if err != nil || st.GetJobs().GetCompleted() != 4 || st.GetJobs().GetFailed() != 0 {
+		t.Errorf("operation %s after the restart: %v, %v; want 4 completed, none failed", id, st.GetJobs(), err)
+	}
+	if a := agent.Stats(); a.JobsStarted != 4 || a.DuplicateStarts != 0 || a.JobsAborted != 0 {
+		t.Errorf("the node started %d jobs (%d duplicates) and aborted %d: want the 4 run once", a.JobsStarted, a.DuplicateStarts, a.JobsAborted)
+	}
+	t.Logf("epoch %d → %d; the first scheduler ended: %s", first.epoch, second.epoch, lastLine(first.stderr(), "scheduler stopped"))
+}
+
+// lastLine is the last line of s containing sub ("" for none).
+func lastLine(s, sub string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], sub) {
+			return lines[i]
+		}
+	}
+	return ""
 }

@@ -6,8 +6,10 @@
 // Points are off unless armed with Enable, which the `sharetree server`
 // command does from the SHARETREE_FAILPOINTS environment variable (a
 // comma-separated list of "point" or "point@N": fire at the Nth hit,
-// default the first). An unarmed point costs one atomic load. A point
-// that fires runs its caller's last step (a flush, so that what was
-// "sent" is sent) and then the action, by default a SIGKILL of the
-// process: nothing runs after it, as in a crash.
+// default the first; either may end in "=panic"). An unarmed point costs
+// one atomic load. A point that fires runs its caller's last step (a
+// flush, so that what was "sent" is sent) and then the action, by default
+// a SIGKILL of the process: nothing runs after it, as in a crash. A point
+// armed "=panic" panics in its caller instead (in an actor: the panic its
+// supervision makes fatal).
 package failpoint

@@ -37,7 +37,19 @@ var ErrBadSpec = errors.New("failpoint: bad specification")
 type point struct {
 	fireAt int64 // the hit that fires (1: the first)
 	hits   atomic.Int64
+	// panics: the point panics in its caller instead of running the
+	// set's action ("point=panic").
+	panics bool
 }
+
+// Actions a point may name after "=" (the default is the set's action).
+const (
+	// ActionKill runs the set's action (Kill unless Enable was given one).
+	ActionKill = "kill"
+	// ActionPanic panics in the code that hit the point: in an actor, a
+	// panic its supervision handles (reliability test 22).
+	ActionPanic = "panic"
+)
 
 type armedSet struct {
 	points map[string]*point
@@ -46,9 +58,10 @@ type armedSet struct {
 
 var armed atomic.Pointer[armedSet]
 
-// Enable arms the points of spec ("point[@N],..."; "" disarms every point)
-// with action, run when one fires (nil: Kill). It names what is wrong with
-// a bad spec: an unknown point, a bad or non-positive N, a point twice.
+// Enable arms the points of spec ("point[@N][=panic],..."; "" disarms
+// every point) with action, run when one fires (nil: Kill); a point given
+// "=panic" panics instead. It names what is wrong with a bad spec: an
+// unknown point or action, a bad or non-positive N, a point twice.
 func Enable(spec string, action func(name string)) error {
 	if strings.TrimSpace(spec) == "" {
 		armed.Store(nil)
@@ -59,7 +72,8 @@ func Enable(spec string, action func(name string)) error {
 		set.action = Kill
 	}
 	for _, item := range strings.Split(spec, ",") {
-		name, n, hasN := strings.Cut(strings.TrimSpace(item), "@")
+		item, act, hasAct := strings.Cut(strings.TrimSpace(item), "=")
+		name, n, hasN := strings.Cut(item, "@")
 		if !slices.Contains(Points, name) {
 			return fmt.Errorf("%w: unknown point %q (want one of %s)", ErrBadSpec, name, strings.Join(Points, ", "))
 		}
@@ -67,6 +81,13 @@ func Enable(spec string, action func(name string)) error {
 			return fmt.Errorf("%w: point %q given twice", ErrBadSpec, name)
 		}
 		p := &point{fireAt: 1}
+		switch {
+		case !hasAct || act == ActionKill:
+		case act == ActionPanic:
+			p.panics = true
+		default:
+			return fmt.Errorf("%w: %q: unknown action %q (want %s or %s)", ErrBadSpec, item, act, ActionKill, ActionPanic)
+		}
 		if hasN {
 			v, err := strconv.ParseInt(n, 10, 64)
 			if err != nil || v < 1 {
@@ -93,6 +114,9 @@ func Hit(name string, last func()) {
 	}
 	if last != nil {
 		last()
+	}
+	if p.panics {
+		panic("failpoint " + name)
 	}
 	set.action(name)
 }

@@ -36,12 +36,42 @@ func TestPointsFireAtTheirHitOnce(t *testing.T) {
 	Hit(JournalBeforeWrite, func() { t.Error("an unarmed point ran its last step") })
 }
 
+// A point armed "=panic" panics in its caller, at its hit, after its
+// last step; the others still run the action.
+func TestPanicPointsPanic(t *testing.T) {
+	var fired []string
+	if err := Enable("starts-before-reply@2=panic, journal-after-write=kill", func(name string) { fired = append(fired, name) }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Enable("", nil) })
+	hit := func(name string) (recovered any, lastRan bool) {
+		defer func() { recovered = recover() }()
+		Hit(name, func() { lastRan = true })
+		return nil, lastRan
+	}
+	if r, _ := hit(StartsBeforeReply); r != nil {
+		t.Fatalf("the first hit panicked: %v", r)
+	}
+	r, lastRan := hit(StartsBeforeReply)
+	if r != "failpoint starts-before-reply" || !lastRan {
+		t.Errorf("the second hit: recovered %v, last step run %v; want the point's panic after its last step", r, lastRan)
+	}
+	if r, _ := hit(JournalAfterWrite); r != nil {
+		t.Errorf("a kill point panicked: %v", r)
+	}
+	if diff := cmp.Diff([]string{JournalAfterWrite}, fired); diff != "" {
+		t.Errorf("actions run (-want +got):\n%s", diff)
+	}
+}
+
 func TestEnableNamesWhatIsWrong(t *testing.T) {
 	for spec, says := range map[string]string{
 		"crash-somewhere":                         `unknown point "crash-somewhere"`,
 		"journal-after-write@0":                   "positive integer",
 		"journal-after-write@x":                   `got "x"`,
 		"journal-after-write,journal-after-write": "given twice",
+		"journal-after-write=explode":             `unknown action "explode"`,
+		"journal-after-write@2=":                  `unknown action ""`,
 	} {
 		err := Enable(spec, func(string) {})
 		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), says) {
@@ -56,7 +86,7 @@ func TestEnableNamesWhatIsWrong(t *testing.T) {
 // FuzzEnable: any specification is armed or refused with ErrBadSpec,
 // never a panic, and a refused one arms nothing.
 func FuzzEnable(f *testing.F) {
-	for _, s := range []string{"", "journal-after-write@3", "starts-before-reply, starts-after-reply@1", "x@", "@", ",,", "journal-after-write@-1"} {
+	for _, s := range []string{"", "journal-after-write@3", "starts-before-reply, starts-after-reply@1", "starts-before-reply@2=panic", "x=kill", "x@", "@", ",,", "journal-after-write@-1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
