@@ -261,6 +261,56 @@ func TestANewIncarnationLosesTheOldJobsOnce(t *testing.T) {
 	}
 }
 
+// Reliability test 12 on a running scheduler (TestRestartAdoptsTheNodesJobs
+// covers it after a restart): n1 reports an id that is no job, a job of its
+// operation that does not exist (beyond its range), and leaves out a job it
+// was started; n2 reports a job that runs on n1. The unknown ones are
+// aborted in the same reply, each with its reason; the wrong-node one is
+// aborted on n2 and keeps running on n1; the missing one vanished: it ends
+// failed ("vanished: not reported by the node") in a job event, counts as
+// lost (aborted, not failed) and runs again as a new attempt.
+func TestReconciliationOfARunningNode(t *testing.T) {
+	events := &recordedEvents{}
+	h := startHarness(t, func(d *Deps) { d.Events = events })
+	a, jobs := h.submitStarted(4) // on n1
+	slices.Sort(jobs)
+	h.beat("n2", nil, nil)
+
+	parts := strings.Split(jobs[1], ".") // op.task.index.attempt.epoch
+	parts[2] = "9"
+	beyond, bogus := strings.Join(parts, "."), "not-a-job"
+	r := h.beat("n1", append(slices.Clone(jobs[1:]), beyond, bogus), nil)
+	running := append(slices.Clone(jobs[1:]), startIDs(r)...) // the vanished job may start again at once
+	got := aborts(r)
+	if len(got) != 2 || !strings.Contains(got[bogus], "not a job id") || !strings.Contains(got[beyond], "runs elsewhere or is done") {
+		t.Errorf("n1's reply aborts %v; want %s (not a job id) and %s (runs elsewhere or is done)", got, bogus, beyond)
+	}
+	if reason := events.jobEnd("physical", jobs[0], pb.JobState_JOB_STATE_FAILED); reason != "vanished: not reported by the node" {
+		t.Errorf("the missing job %s's end event: reason %q, want vanished", jobs[0], reason)
+	}
+
+	r = h.beat("n2", []string{jobs[1]}, nil)
+	if got := aborts(r); len(got) != 1 || !strings.Contains(got[jobs[1]], "runs elsewhere or is done") {
+		t.Errorf("n2 reporting n1's job %s: aborts %v, want it aborted as running elsewhere", jobs[1], got)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the vanished job run again", func() bool {
+		h.clock.advance(10 * time.Millisecond)
+		r := h.beat("n1", running, nil)
+		if len(r.GetJobsToAbort()) != 0 {
+			t.Fatalf("n1 told to abort %v: its jobs run there", r.GetJobsToAbort())
+		}
+		running = append(running, startIDs(r)...)
+		return len(running) >= 4
+	})
+	if len(running) != 4 || slices.Contains(running, jobs[0]) {
+		t.Errorf("n1 runs %v after the vanished job %s ran again: want it once, as a new attempt", running, jobs[0])
+	}
+	h.waitJobs(a, 4, 0)
+	if st := h.status(a).GetJobs(); st.GetAborted() != 1 || st.GetFailed() != 0 {
+		t.Errorf("%s's jobs %v: want the vanished one counted lost (aborted 1), none failed", a, st)
+	}
+}
+
 // A heartbeat of a node whose actor's name is still taken (by the session
 // of the node declared lost a moment ago, stopping) is answered
 // UNAVAILABLE at once instead of never.
