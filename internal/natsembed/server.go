@@ -29,6 +29,12 @@ type Config struct {
 	SyncAlways bool
 	// MaxPayload is the largest message in bytes. Default 8 MiB.
 	MaxPayload int32
+	// MaxStore is how many bytes of disk JetStream may use for all its
+	// streams and buckets together. Streams with a size limit reserve it
+	// when created (a stream whose limit does not fit is refused); the
+	// rest is shared by those without one (the key-value buckets). A write
+	// beyond it is refused ("insufficient resources"). Default 8 GiB.
+	MaxStore int64
 	// StartTimeout bounds the wait for the server to accept connections.
 	// Default 10s.
 	StartTimeout time.Duration
@@ -44,9 +50,12 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 }
 
+// DefaultMaxStore is Config.MaxStore's default: 8 GiB.
+const DefaultMaxStore = 8 << 30
+
 // Default returns the defaults with the given store directory.
 func Default(storeDir string) Config {
-	return Config{Host: "127.0.0.1", Port: -1, StoreDir: storeDir, MaxPayload: 8 << 20, StartTimeout: 10 * time.Second, ServerName: "sharetree"}
+	return Config{Host: "127.0.0.1", Port: -1, StoreDir: storeDir, MaxPayload: 8 << 20, MaxStore: DefaultMaxStore, StartTimeout: 10 * time.Second, ServerName: "sharetree"}
 }
 
 // Validate checks the configuration.
@@ -58,6 +67,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: port %d is not in [-1, 65535]", ErrConfig, c.Port)
 	case c.MaxPayload <= 0:
 		return fmt.Errorf("%w: max payload %d must be positive", ErrConfig, c.MaxPayload)
+	case c.MaxStore <= 0:
+		return fmt.Errorf("%w: max store %d must be positive", ErrConfig, c.MaxStore)
 	case c.StartTimeout <= 0:
 		return fmt.Errorf("%w: start timeout %s must be positive", ErrConfig, c.StartTimeout)
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
@@ -88,7 +99,7 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 		NoSigs:             true,
 		NoLog:              true,
 		JetStreamMaxMemory: 1 << 30,
-		JetStreamMaxStore:  8 << 30,
+		JetStreamMaxStore:  cfg.MaxStore,
 		Nkeys:              cfg.Nkeys,
 	}
 	if cfg.TLSCertFile != "" {

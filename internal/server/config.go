@@ -12,6 +12,7 @@ import (
 	"github.com/sharetree/sharetree/internal/dashboard"
 	"github.com/sharetree/sharetree/internal/leader"
 	"github.com/sharetree/sharetree/internal/natsauth"
+	"github.com/sharetree/sharetree/internal/natsembed"
 	"github.com/sharetree/sharetree/internal/scenario"
 )
 
@@ -47,8 +48,23 @@ type Config struct {
 	Actors actors.Config
 	// EventRetention bounds the events stream by age (default 24h).
 	EventRetention time.Duration
-	// EventMaxBytes bounds the events stream by size (default 1 GiB).
+	// EventMaxBytes bounds the events stream by size (default 1 GiB); the
+	// oldest events are dropped beyond it.
 	EventMaxBytes int64
+	// JournalMaxBytes bounds the completions journal (default 1 GiB). It
+	// holds what completed in the last minutes (the operations' own
+	// writes let the scheduler drop the rest); when full, completions wait
+	// unacknowledged, reported again by their nodes, instead of old ones
+	// being lost.
+	JournalMaxBytes int64
+	// MaxStore is how many bytes of disk the embedded NATS server's
+	// JetStream may use (default 8 GiB; it does not apply with NATSURL,
+	// whose operator sets the limits). The events stream and the journal
+	// reserve their limits out of it; the buckets (operations, the
+	// scheduler's state, the configuration, the lease) share the rest.
+	// When it is used up, the writes that need more are refused: the
+	// scheduler fails closed (no job starts) until space is freed.
+	MaxStore int64
 	// GCPercent, when positive, is the garbage collector's target
 	// percentage (runtime/debug.SetGCPercent), which Start sets for the
 	// whole process unless the GOGC environment variable is set. Default
@@ -114,6 +130,8 @@ func DefaultConfig() Config {
 		Actors:             actors.DefaultConfig(),
 		EventRetention:     24 * time.Hour,
 		EventMaxBytes:      1 << 30,
+		JournalMaxBytes:    1 << 30,
+		MaxStore:           natsembed.DefaultMaxStore,
 		EventBuffer:        1 << 16,
 		GCPercent:          400,
 		Leader:             leader.DefaultConfig(DefaultServerName()),
@@ -171,6 +189,13 @@ func (c *Config) Validate() error {
 		return bad("EventRetention", "must be positive, got %s", c.EventRetention)
 	case c.EventMaxBytes <= 0:
 		return bad("EventMaxBytes", "must be positive, got %d", c.EventMaxBytes)
+	case c.JournalMaxBytes <= 0:
+		return bad("JournalMaxBytes", "must be positive, got %d", c.JournalMaxBytes)
+	case c.NATSURL == "" && c.MaxStore <= 0:
+		return bad("MaxStore", "must be positive, got %d", c.MaxStore)
+	case c.NATSURL == "" && c.MaxStore <= c.EventMaxBytes+c.JournalMaxBytes:
+		return bad("MaxStore", "must exceed what the events stream (%d bytes) and the completions journal (%d bytes) reserve of it, got %d (the buckets need the rest)",
+			c.EventMaxBytes, c.JournalMaxBytes, c.MaxStore)
 	case c.GCPercent < 0:
 		return bad("GCPercent", "must be >= 0, got %d", c.GCPercent)
 	case c.EventBuffer <= 0:

@@ -17,8 +17,11 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, edit := range map[string]func(*server.Config){
-		"negative GC percent": func(c *server.Config) { c.GCPercent = -1 },
-		"no data dir":         func(c *server.Config) { c.DataDir = "" },
+		"negative GC percent":           func(c *server.Config) { c.GCPercent = -1 },
+		"no data dir":                   func(c *server.Config) { c.DataDir = "" },
+		"no journal bytes":              func(c *server.Config) { c.JournalMaxBytes = 0 },
+		"no store":                      func(c *server.Config) { c.MaxStore = 0 },
+		"store below what streams take": func(c *server.Config) { c.MaxStore = c.EventMaxBytes + c.JournalMaxBytes },
 	} {
 		cfg := server.DefaultConfig()
 		cfg.DataDir, cfg.Trees = "data", trees
@@ -29,6 +32,12 @@ func TestConfigValidate(t *testing.T) {
 		if err := cfg.Validate(); !errors.Is(err, server.ErrConfig) {
 			t.Errorf("%s: Validate() = %v, want ErrConfig", name, err)
 		}
+	}
+	// MaxStore is the embedded server's: with NATSURL it is not checked.
+	cfg := server.DefaultConfig()
+	cfg.NATSURL, cfg.Trees, cfg.MaxStore = "nats://127.0.0.1:4222", trees, 1
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("MaxStore 1 with NATSURL: %v, want valid", err)
 	}
 }
 

@@ -15,13 +15,6 @@ import (
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// journalMaxBytes bounds the completions journal. The scheduler drops its
-// batches as the operations store their completed jobs, so it holds what
-// completed in the last minutes; when full, new completions wait
-// (unacknowledged, so the nodes report them again) instead of old ones
-// being lost.
-const journalMaxBytes = 1 << 30
-
 // jsJournal keeps the completions journal (actors.CompletionJournal), of
 // completed and failed jobs, in the SHARETREE_COMPLETIONS stream. Unlike
 // the events stream it is written in the default persist mode: with
@@ -41,11 +34,16 @@ type jsJournal struct {
 
 // openJournal creates the completions journal's stream or updates its
 // limits.
-func openJournal(ctx context.Context, js jetstream.JetStream, replicas int, logger *slog.Logger) (*jsJournal, error) {
+// maxBytes bounds it (Config.JournalMaxBytes): the scheduler drops its
+// batches as the operations store their completed jobs, so it holds what
+// completed in the last minutes; when full, new completions wait
+// (unacknowledged, so the nodes report them again) instead of old ones
+// being lost.
+func openJournal(ctx context.Context, js jetstream.JetStream, replicas int, maxBytes int64, logger *slog.Logger) (*jsJournal, error) {
 	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: subjects.CompletionsStream, Subjects: []string{subjects.Completions(), subjects.CompletionsFence()},
 		Description: "sharetree: completed jobs stored before their finish is acknowledged to the node",
-		Retention:   jetstream.LimitsPolicy, Discard: jetstream.DiscardNew, MaxBytes: journalMaxBytes,
+		Retention:   jetstream.LimitsPolicy, Discard: jetstream.DiscardNew, MaxBytes: maxBytes,
 		Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
 	})
 	if err != nil {

@@ -108,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if url == "" {
 		ec := natsembed.Default(cfg.DataDir)
-		ec.Host, ec.Port, ec.SyncAlways = cfg.Listen, cfg.Port, cfg.SyncAlways
+		ec.Host, ec.Port, ec.SyncAlways, ec.MaxStore = cfg.Listen, cfg.Port, cfg.SyncAlways, cfg.MaxStore
 		if cfg.Auth != nil {
 			key, err := natsauth.NewKey()
 			if err != nil {
@@ -156,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler bucket: %w", err)
 	}
-	journal, err := openJournal(ctx, js, cfg.Replicas, cfg.Logger)
+	journal, err := openJournal(ctx, js, cfg.Replicas, cfg.JournalMaxBytes, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
