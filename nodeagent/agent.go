@@ -114,6 +114,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: %s.*: %w", ErrSubscribe, a.inbox, err)
 	}
 	defer a.unsubscribe(repSub)
+	// A reconnect: the heartbeat in flight, if any, is given up at once
+	// (see loop.reconnected).
+	connected := a.nc.StatusChanged(nats.CONNECTED)
+	defer a.nc.RemoveStatusListener(connected)
 
 	a.log.Info("node agent started", "incarnation", a.cfg.Incarnation, "resources", a.cfg.Resources.String(),
 		"tags", a.cfg.Tags, "heartbeat_period", a.cfg.HeartbeatPeriod)
@@ -133,6 +137,8 @@ func (a *Agent) Run(ctx context.Context) error {
 			l.heartbeat()
 		case <-l.timeout.C:
 			l.timedOut()
+		case <-connected:
+			l.reconnected()
 		case m := <-repCh:
 			l.reply(m)
 		case m := <-sigCh:

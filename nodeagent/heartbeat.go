@@ -24,6 +24,7 @@ var (
 	errNotConnected = errors.New("not connected to NATS")
 	errTimeout      = errors.New("no response before the heartbeat timeout")
 	errRefused      = errors.New("scheduler refused the heartbeat")
+	errReconnected  = errors.New("the connection moved to another NATS server while the heartbeat awaited its response")
 )
 
 // NATS's status header for "no responders" (nats.go does not export it).
@@ -70,6 +71,24 @@ func (l *loop) heartbeat() {
 	a.counters.hbSent.Add(1)
 	l.inflight = hb.Sequence
 	l.timeout.Reset(a.cfg.HeartbeatTimeout)
+}
+
+// reconnected gives up on the heartbeat in flight when the connection
+// reconnected (to the same NATS server restarted, or another of its
+// cluster) and sends the next one at once: the response to one sent
+// before may have been lost with the old connection, and waiting out the
+// heartbeat timeout (5s) for it would leave the node unheard that long. A
+// response that arrives after all is dropped as late, like one after a
+// timeout (the jobs it started, never started here, are missing from the
+// next heartbeat and run again).
+func (l *loop) reconnected() {
+	if l.inflight == 0 {
+		return
+	}
+	l.inflight = 0
+	l.timeout.Stop()
+	l.fail(errReconnected)
+	l.heartbeat()
 }
 
 // timedOut gives up on the in-flight heartbeat.
@@ -129,7 +148,7 @@ func (l *loop) fail(err error) {
 	switch {
 	case errors.Is(err, errRefused):
 		c.hbRefused.Add(1)
-	case errors.Is(err, errTimeout), errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, errTimeout), errors.Is(err, nats.ErrNoResponders), errors.Is(err, errReconnected):
 		c.hbUnanswered.Add(1)
 	}
 	l.failures++

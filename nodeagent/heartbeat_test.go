@@ -141,6 +141,36 @@ func TestHeartbeatTimeoutDropsTheLateResponse(t *testing.T) {
 	}
 }
 
+// A heartbeat in flight when the connection reconnects (its NATS server
+// restarted, or the connection moved to another of the cluster) is given
+// up at once and the next one sent, instead of the node going unheard for
+// the heartbeat timeout: here an hour, as is the period.
+func TestAReconnectGivesUpTheHeartbeatInFlight(t *testing.T) {
+	srv := testutil.StartNATS(t)
+	held := make(chan *nats.Msg, 1)
+	newFakeScheduler(t, testutil.Connect(t, srv), "n", func(s *fakeScheduler) {
+		s.replyFn = func(s *fakeScheduler, m *nats.Msg) bool {
+			if s.count() == 1 {
+				held <- m // the first heartbeat is never answered
+				return true
+			}
+			return false
+		}
+	})
+	nc := testutil.Connect(t, srv, nats.ReconnectWait(10*time.Millisecond))
+	cfg := testConfig(t, "n")
+	cfg.HeartbeatPeriod, cfg.HeartbeatTimeout = time.Hour, time.Hour
+	a := startAgent(t, nc, cfg)
+	<-held
+	if err := nc.ForceReconnect(); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStats(t, a, "the next heartbeat answered after the reconnect", func(s nodeagent.Stats) bool { return s.HeartbeatsOK == 1 })
+	if st.HeartbeatsSent != 2 || st.HeartbeatsUnanswered != 1 || st.HeartbeatsFailed != 1 {
+		t.Errorf("after the reconnect: %d sent, %d failed (%d unanswered); want 2 sent, the first given up as unanswered", st.HeartbeatsSent, st.HeartbeatsFailed, st.HeartbeatsUnanswered)
+	}
+}
+
 // replyWithMicroError answers like a micro service refusing the request:
 // error headers and a pb.Error body.
 func replyWithMicroError(_ *fakeScheduler, m *nats.Msg) bool {

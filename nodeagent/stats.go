@@ -20,7 +20,8 @@ type Stats struct {
 	// HeartbeatsRefused counts the failed heartbeats a scheduler answered
 	// with an error (not the leader, throttled, superseded, stale, bad
 	// input), and HeartbeatsUnanswered those no scheduler answered (no
-	// responders, or no response before the heartbeat timeout); the rest
+	// responders, no response before the heartbeat timeout, or none
+	// before the connection reconnected); the rest
 	// of HeartbeatsFailed were not sent (the connection was down, or the
 	// heartbeat did not encode) or got a reply that did not decode.
 	HeartbeatsRefused, HeartbeatsUnanswered uint64

@@ -15,6 +15,8 @@ import (
 // random loopback port with its store in a temporary directory.
 type NATSCluster struct {
 	Servers []*server.Server
+	t       testing.TB
+	opts    []*server.Options // each server's, to start it again (Restart)
 }
 
 // StartNATSCluster starts n clustered servers and waits until JetStream has
@@ -29,25 +31,24 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 	for _, p := range ports {
 		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
 	}
-	c := &NATSCluster{}
+	c := &NATSCluster{t: t}
 	for i := range n {
-		opts := &server.Options{
-			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true,
+		// Client ports are fixed too, so that a restarted server serves
+		// where its clients reconnect.
+		c.opts = append(c.opts, &server.Options{
+			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: freeTCPPort(t), NoSigs: true, NoLog: true,
 			JetStream: true, StoreDir: t.TempDir(), JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 8 << 30,
 			Cluster: server.ClusterOpts{Name: "sharetree-test", Host: "127.0.0.1", Port: ports[i]},
 			Routes:  routes,
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatalf("cluster server %d did not start", i)
-		}
-		c.Servers = append(c.Servers, s)
+		})
+		c.Servers = append(c.Servers, c.start(i))
 	}
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	})
 	// Streams of n replicas can be placed once the meta leader knows
 	// every server online with JetStream.
 	WaitFor(t, 30*time.Second, "the JetStream meta leader to know every server", func() bool {
@@ -59,6 +60,41 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 		return false
 	})
 	return c
+}
+
+// start starts server i from its options and waits until it accepts
+// connections.
+func (c *NATSCluster) start(i int) *server.Server {
+	c.t.Helper()
+	s, err := server.NewServer(c.opts[i].Clone())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		c.t.Fatalf("cluster server %d did not start", i)
+	}
+	return s
+}
+
+// Restart shuts server i down and starts it again on the same ports and
+// store, as a NATS server restarted by its supervisor; it returns once the
+// new server accepts connections (its streams catch up afterwards).
+func (c *NATSCluster) Restart(i int) {
+	c.t.Helper()
+	c.Servers[i].Shutdown()
+	c.Servers[i].WaitForShutdown()
+	c.Servers[i] = c.start(i)
+}
+
+// URLs lists every server's client URL, running or not: a connection
+// given them all fails over to whichever runs.
+func (c *NATSCluster) URLs() string {
+	var urls []string
+	for _, o := range c.opts {
+		urls = append(urls, fmt.Sprintf("nats://%s:%d", o.Host, o.Port))
+	}
+	return strings.Join(urls, ",")
 }
 
 // URL lists every running server's client URL, for a connection that
