@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +89,101 @@ func TestEventsDurableGoesOnWhereItStopped(t *testing.T) {
 			t.Errorf("events %v: exit %d, stderr %q; want 2 naming the flag", args, code, errOut)
 		}
 	}
+}
+
+// Reliability test 17: a durable reader killed with SIGKILL in the middle of
+// the stream resumes, in its next run, after the last event it
+// acknowledged. The two runs together print every event of the stream in
+// stream order, with no gap; the only repeats are the last events the
+// killed run printed before it could acknowledge them — at most
+// MaxAckPending (each is acknowledged once printed, so at most one here) —
+// and their ids tell them.
+func TestEventsDurableReaderKilledMidStreamResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills a reader process")
+	}
+	url, c := startScheduler(t)
+	spec := &pb.OperationSpec{Pool: "narrow", Tasks: []*pb.TaskSpec{{Name: "main", JobCount: 1, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(time.Hour)}}}}
+	const ops = 45 // the pool takes 50
+	for range ops {
+		if _, err := c.Submit(context.Background(), spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var all []string
+	testutil.WaitFor(t, 10*time.Second, "an operation event per submission", func() bool {
+		all = eventIDs(t, "--nats-url", url, "--kind", "operation")
+		return len(all) >= ops
+	})
+
+	argv, err := json.Marshal([]string{"events", "--nats-url", url, "--kind", "operation", "--durable", "killed", "--follow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := exec.Command(os.Args[0], "-test.run", "^$")
+	reader.Env = append(os.Environ(), childArgsEnv+"="+string(argv))
+	stdout, err := reader.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	readID := func() (string, error) {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			return "", err // a line cut by the kill is no event printed
+		}
+		var ev struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		return ev.ID, nil
+	}
+	var first []string
+	for len(first) < ops/3 {
+		id, err := readID()
+		if err != nil {
+			t.Fatalf("the reader stopped after %d events: %v", len(first), err)
+		}
+		first = append(first, id)
+	}
+	if err := reader.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// What it printed before the kill is in the pipe.
+	for {
+		id, err := readID()
+		if err != nil {
+			break
+		}
+		first = append(first, id)
+	}
+	_ = reader.Wait()
+
+	rest := eventIDs(t, "--nats-url", url, "--kind", "operation", "--durable", "killed")
+	if len(rest) == 0 {
+		t.Fatalf("the run after the kill printed nothing; the killed one printed %d of %d", len(first), len(all))
+	}
+	// first is the stream's start; rest goes on from at most MaxAckPending
+	// events before first's end, and reaches the stream's end.
+	if len(first) > len(all) || !slices.Equal(first, all[:len(first)]) {
+		t.Fatalf("the killed run printed %v, not the stream's first events %v", first, all[:min(len(first), len(all))])
+	}
+	k := slices.Index(all, rest[0])
+	if k < 0 || k > len(first) {
+		t.Fatalf("the run after the kill began with %s (stream index %d): want an event at or before index %d, where the killed run stopped (no gap)", rest[0], k, len(first))
+	}
+	if n := len(all) - k; len(rest) < n || !slices.Equal(rest[:n], all[k:]) {
+		t.Fatalf("the run after the kill printed %v, want the stream's events from index %d: %v", rest, k, all[k:])
+	}
+	repeats := len(first) - k
+	if repeats > durableMaxAckPending {
+		t.Errorf("%d events printed again, want at most MaxAckPending (%d)", repeats, durableMaxAckPending)
+	}
+	t.Logf("stream %d events; the killed run printed %d, the next %d, from index %d: %d printed again", len(all), len(first), len(rest), k, repeats)
 }
