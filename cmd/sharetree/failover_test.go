@@ -90,6 +90,12 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if b.epoch <= a.epoch {
 		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.epoch, a.epoch)
 	}
+	// a stays stopped for twice the lease's TTL (the row's pause), and
+	// until the agent follows b.
+	testutil.WaitFor(t, 30*time.Second, "the agent on b's epoch, 2 × TTL after the pause", func() bool {
+		return agent.Stats().LeaderEpoch == b.epoch && time.Since(paused) >= 6*time.Second
+	})
+	startedUnderB, pause := agent.Stats().JobsStarted, time.Since(paused)
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +115,15 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if j := st.GetJobs(); j.GetCompleted() != 6 || j.GetFailed() != 0 || j.GetAborted() != 0 {
 		t.Errorf("operation jobs %v, want 6 completed, none failed or aborted", j)
 	}
-	if s := agent.Stats(); s.JobsStarted != 6 || s.JobsAborted != 0 || s.LeaderEpoch != b.epoch {
+	s := agent.Stats()
+	if s.JobsStarted != 6 || s.JobsAborted != 0 || s.LeaderEpoch != b.epoch {
 		t.Errorf("agent: %d jobs started, %d aborted, epoch %d; want 6 started once each, none aborted, epoch %d",
 			s.JobsStarted, s.JobsAborted, s.LeaderEpoch, b.epoch)
 	}
+	// Whatever a sent once it woke up was refused by the agent (epoch
+	// below b's): counted, never acted on.
+	t.Logf("paused %s; %d of the 6 jobs had started when a woke up; the agent refused %d responses and %d signals of an older epoch",
+		pause.Round(100*time.Millisecond), startedUnderB, s.StaleResponses, s.StaleSignals)
 }
 
 // TestLeaderStandsByAgainAfterNATSComesBack: the NATS server a scheduler
