@@ -16,7 +16,10 @@ const minAnsweredShare = 0.99
 //     skipped (the previous one still in flight) or timed out, and the
 //     answered heartbeats per second reach 99 % of agents / period;
 //   - the round trip's p99 is at most Targets.P99;
-//   - the window's job starts per second reach Targets.StartsPerSecond.
+//   - the window's job starts per second reach Targets.StartsPerSecond;
+//   - with the scheduler embedded: no node was taken offline or declared
+//     lost (every agent heartbeats throughout the run), and every agent
+//     has a node session at the window's end.
 func checks(cfg *Config, rep *Report) []Check {
 	h := rep.Heartbeats
 	due := h.Sent + h.Skipped
@@ -39,6 +42,13 @@ func checks(cfg *Config, rep *Report) []Check {
 			Name: "job starts per second", Target: fmt.Sprintf("≥ %.0f", cfg.Targets.StartsPerSecond),
 			Value: fmt.Sprintf("%.0f (initial fill %.0f)", rep.Jobs.StartsPerSecond, rep.Jobs.Fill.StartsPerSecond),
 			OK:    rep.Jobs.StartsPerSecond >= cfg.Targets.StartsPerSecond,
+		})
+	}
+	if n := rep.Nodes; n != nil {
+		out = append(out, Check{
+			Name: "no node falsely offline or lost", Target: fmt.Sprintf("0 offline, 0 lost, %d sessions", rep.Agents),
+			Value: fmt.Sprintf("%d offline, %d lost, %d sessions", n.WentOffline, n.Lost, n.Sessions),
+			OK:    n.WentOffline == 0 && n.Lost == 0 && n.Sessions == rep.Agents,
 		})
 	}
 	return out

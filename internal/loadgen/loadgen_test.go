@@ -53,8 +53,8 @@ func checkWorked(t *testing.T, rep loadgen.Report) {
 	if rep.Slots != 80 || rep.Connections != 3 {
 		t.Errorf("slots %d, connections %d; want 80, 3", rep.Slots, rep.Connections)
 	}
-	if len(rep.Checks) != 3 {
-		t.Errorf("checks = %+v, want 3", rep.Checks)
+	if want := 3 + btoi(rep.Nodes != nil); len(rep.Checks) != want {
+		t.Errorf("checks = %+v, want %d", rep.Checks, want)
 	}
 	data, err := rep.JSON()
 	if err != nil {
@@ -70,6 +70,13 @@ func checkWorked(t *testing.T, rep loadgen.Report) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestRunEmbeddedScheduler(t *testing.T) {
@@ -88,6 +95,16 @@ func TestRunEmbeddedScheduler(t *testing.T) {
 		t.Errorf("fair-share stats = %+v, want updates into recycled Results", f)
 	} else if !strings.Contains(rep.String(), "fair-share updates") {
 		t.Errorf("table lacks the fair-share updates:\n%s", rep.String())
+	}
+	// Every agent heartbeats throughout: none is offline or lost, and the
+	// check says so.
+	if n := rep.Nodes; n == nil || n.Sessions != 20 || n.WentOffline != 0 || n.Lost != 0 {
+		t.Errorf("nodes = %+v, want 20 sessions, none offline or lost", n)
+	} else if c := rep.Checks[len(rep.Checks)-1]; c.Name != "no node falsely offline or lost" || !c.OK {
+		t.Errorf("last check %+v, want the nodes' check, passed", c)
+	}
+	if !strings.Contains(rep.String(), "20 sessions at the window's end; 0 taken offline, 0 declared lost") {
+		t.Errorf("table lacks the nodes:\n%s", rep.String())
 	}
 	// The jobs start and finish during the window, so some operations'
 	// usage changes between updates and the engine recomputes them; every
@@ -113,8 +130,8 @@ func TestRunAgainstARunningScheduler(t *testing.T) {
 		t.Errorf("mode %q, want external", rep.Mode)
 	}
 	checkWorked(t, rep)
-	if rep.FairShare != nil {
-		t.Errorf("fair-share stats %+v of a scheduler that is not embedded", rep.FairShare)
+	if rep.FairShare != nil || rep.Nodes != nil {
+		t.Errorf("fair-share stats %+v and nodes %+v of a scheduler that is not embedded", rep.FairShare, rep.Nodes)
 	}
 	if n := srv.System().NodeCount(); n != 20 {
 		t.Errorf("scheduler knows %d nodes, want 20", n)

@@ -59,11 +59,25 @@ type Report struct {
 	// FairShare is the embedded scheduler's fair-share updates of the
 	// tree in the window (nil when the scheduler is not embedded).
 	FairShare *FairShareStats `json:"fair_share,omitempty"`
+	// Nodes is the embedded scheduler's node sessions at the window's end
+	// and the nodes it took offline or declared lost since it started (nil
+	// when the scheduler is not embedded). Every agent of a run
+	// heartbeats throughout, so any such node was taken offline or lost
+	// falsely.
+	Nodes *NodeStats `json:"nodes,omitempty"`
 	// Errors are the distinct heartbeat failures with their counts (at most
 	// 10 kinds).
 	Errors []ErrorCount `json:"errors,omitempty"`
 	// Checks compare the figures with Config.Targets.
 	Checks []Check `json:"checks"`
+}
+
+// NodeStats counts the scheduler's node sessions (actors.System.NodeCount)
+// and its node liveness transitions (actors.System.NodeTransitions).
+type NodeStats struct {
+	Sessions    int    `json:"sessions"`
+	WentOffline uint64 `json:"went_offline"`
+	Lost        uint64 `json:"lost"`
 }
 
 // FairShareStats describes the fair-share updates of the tree in the
@@ -275,6 +289,9 @@ func (r *Report) String() string {
 			ms(f.SnapshotLockMs+f.PublishLockMs), ms(f.SnapshotLockMs), ms(f.PublishLockMs))
 		row("  operations", "%.0f per update, %.1f%% of them recomputed (inputs changed since the update before, or new)",
 			f.OperationsPerUpdate, f.RecomputedPercent)
+	}
+	if n := r.Nodes; n != nil {
+		row("nodes", "%d sessions at the window's end; %d taken offline, %d declared lost in the whole run", n.Sessions, n.WentOffline, n.Lost)
 	}
 	p := r.Process
 	row("process", "%.1f CPU s in the window = %.2f of %d cores; max RSS %.0f MiB, heap %.0f MiB, %d goroutines",

@@ -149,6 +149,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 	url := cfg.NATSURL
 	var updates func() (actors.UpdateStats, bool) // the embedded scheduler's
+	var nodes func() *NodeStats                   // the embedded scheduler's
 	if cfg.ServerPID > 0 {
 		rep.Mode = "process"
 		rep.SyncAlways = &cfg.SyncAlways // the flags it was started with
@@ -169,6 +170,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			}
 			in.Release()
 			return in.Updates, true
+		}
+		nodes = func() *NodeStats {
+			off, lost := srv.System().NodeTransitions()
+			return &NodeStats{Sessions: srv.System().NodeCount(), WentOffline: off, Lost: lost}
 		}
 		go func() {
 			select {
@@ -224,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	r.starts = make([]atomic.Uint64, int((cfg.Warmup+cfg.Duration+cfg.HeartbeatTimeout)/bucket)+2)
 	log.Info("agents starting", "agents", cfg.Agents, "connections", len(shards), "warmup", cfg.Warmup, "duration", cfg.Duration)
 
-	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, heapProfile: cfg.HeapProfile, trace: cfg.Trace, updates: updates}
+	smp := &sampler{r: r, profile: cfg.CPUProfile, memProfile: cfg.MemProfile, heapProfile: cfg.HeapProfile, trace: cfg.Trace, updates: updates, nodes: nodes}
 	smpDone := make(chan struct{})
 	go func() { defer close(smpDone); smp.run(ctx) }()
 	var wg sync.WaitGroup
@@ -431,6 +436,10 @@ type sampler struct {
 	updates  func() (actors.UpdateStats, bool)
 	fs0, fs1 actors.UpdateStats
 	fsOK     bool
+	// nodes reads the embedded scheduler's node sessions and transitions
+	// (nil when it is not embedded); nodesEnd is them at the window's end.
+	nodes    func() *NodeStats
+	nodesEnd *NodeStats
 }
 
 func (s *sampler) run(ctx context.Context) {
@@ -501,6 +510,9 @@ func (s *sampler) stopWindow() {
 	var ok bool
 	if s.updates != nil && s.fsOK {
 		s.fs1, s.fsOK = s.updates()
+	}
+	if s.nodes != nil {
+		s.nodesEnd = s.nodes()
 	}
 	s.mach1, ok = machineBusy()
 	s.machOK = s.machOK && ok
@@ -680,6 +692,7 @@ func (r *runner) fill(rep *Report, smp *sampler, shards []*shard, stopped time.T
 		}
 		rep.FairShare = f
 	}
+	rep.Nodes = smp.nodesEnd
 
 	r.errMu.Lock()
 	rep.Errors = topErrors(r.errs)
