@@ -167,14 +167,7 @@ loop:
 		}
 		completed += op.GetJobs().GetCompleted()
 	}
-	var st nodeagent.Stats
-	for _, a := range agents {
-		s := a.Stats()
-		st.JobsStarted += s.JobsStarted
-		st.JobsCompleted += s.JobsCompleted
-		st.DuplicateStarts += s.DuplicateStarts
-		st.JobsAborted += s.JobsAborted
-	}
+	st := agentFleet(agents).sum()
 	if st.JobsCompleted != uint64(completed) || st.DuplicateStarts != 0 || st.JobsAborted != 0 {
 		t.Errorf("the agents started %d jobs (%d duplicates), completed %d, aborted %d; the operations completed %d: want each job run once, none aborted",
 			st.JobsStarted, st.DuplicateStarts, st.JobsCompleted, st.JobsAborted, completed)

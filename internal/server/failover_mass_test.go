@@ -96,6 +96,7 @@ func (f agentFleet) sum() (s nodeagent.Stats) {
 		s.HeartbeatsRefused += st.HeartbeatsRefused
 		s.HeartbeatsUnanswered += st.HeartbeatsUnanswered
 		s.JobsStarted += st.JobsStarted
+		s.JobsCompleted += st.JobsCompleted
 		s.DuplicateStarts += st.DuplicateStarts
 		s.JobsAborted += st.JobsAborted
 		s.JobsFailed += st.JobsFailed

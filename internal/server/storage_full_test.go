@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -77,11 +76,7 @@ func TestSchedulerFailsClosedWhileJetStreamIsFull(t *testing.T) {
 	if s := agent.Stats(); s.JobsStarted != started || s.JobsAborted != 0 {
 		t.Fatalf("with the store full: %d jobs started (was %d), %d aborted; want none started, none aborted", s.JobsStarted, started, s.JobsAborted)
 	}
-	code, body := healthz(t, srv)
-	var h server.Health
-	if err := json.Unmarshal(body, &h); err != nil {
-		t.Fatalf("/healthz %q: %v", body, err)
-	}
+	code, h, body := storageHealthz(t, srv)
 	if code != http.StatusServiceUnavailable || h.StorageAvailable || !h.Leading || !slices.Contains(h.FailingStores, "operations") {
 		t.Errorf("/healthz with the store full: %d %s; want 503, leading, storage unavailable, operations failing", code, body)
 	}

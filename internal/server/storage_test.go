@@ -66,11 +66,7 @@ func TestSchedulerFailsClosedWhileJetStreamIsDown(t *testing.T) {
 		t.Errorf("the completions were acknowledged with the journal down")
 	}
 	// /healthz says so.
-	code, body := healthz(t, srv)
-	var h server.Health
-	if err := json.Unmarshal(body, &h); err != nil {
-		t.Fatalf("/healthz %q: %v", body, err)
-	}
+	code, h, body := storageHealthz(t, srv)
 	if code != http.StatusServiceUnavailable || h.StorageAvailable || !h.Leading || !slices.Contains(h.FailingStores, "jetstream") {
 		t.Errorf("/healthz with JetStream down: %d %s; want 503, leading, storage unavailable, jetstream failing", code, body)
 	}
@@ -93,6 +89,17 @@ func TestSchedulerFailsClosedWhileJetStreamIsDown(t *testing.T) {
 	if s := agent.Stats(); s.JobsStarted != 4 || s.JobsAborted != 0 {
 		t.Errorf("agent: %d jobs started, %d aborted; want 4 started once each, none aborted", s.JobsStarted, s.JobsAborted)
 	}
+}
+
+// storageHealthz is the server's /healthz answer, decoded.
+func storageHealthz(t *testing.T, srv *server.Server) (int, server.Health, []byte) {
+	t.Helper()
+	code, body := healthz(t, srv)
+	var h server.Health
+	if err := json.Unmarshal(body, &h); err != nil {
+		t.Fatalf("/healthz %q: %v", body, err)
+	}
+	return code, h, body
 }
 
 // healthz is the server's /healthz answer.
