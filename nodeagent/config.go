@@ -81,6 +81,21 @@ type Config struct {
 	// test or an embedding program record what ran where, the ground truth
 	// that invariants such as "no job runs twice" are checked against.
 	OnJobStart func(JobStart)
+	// OnJobInterrupt, when set, is called when the agent interrupts a job
+	// (once per job: the scheduler repeats an interrupt in every response
+	// until the job ends, and the repeats change nothing), with the
+	// agent's lock held, as OnJobStart.
+	OnJobInterrupt func(JobInterrupt)
+}
+
+// JobInterrupt describes a job the agent interrupts (see
+// Config.OnJobInterrupt).
+type JobInterrupt struct {
+	// ID is the job's id; Signal the signal delivered ("" for a simulated
+	// job, which completes at once); Timeout how long the job may take to
+	// exit before it is killed; Reason the scheduler's.
+	ID, Signal, Reason string
+	Timeout            time.Duration
 }
 
 // JobStart describes a job the agent starts (see Config.OnJobStart).

@@ -2,6 +2,7 @@ package nodeagent_test
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/nodeagent"
 )
 
 func TestInterrupt(t *testing.T) {
@@ -22,22 +24,27 @@ func TestInterrupt(t *testing.T) {
 		in      []*pb.JobInterrupt
 		want    result
 		wantErr string
+		// wantSig is the signal OnJobInterrupt is told of ("": simulated).
+		wantSig string
 	}{
 		"a job that exits on SIGTERM completes interrupted": {
-			script: `trap "exit 0" TERM; ` + loop,
-			in:     []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour), Reason: "preempted"}},
-			want:   result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			script:  `trap "exit 0" TERM; ` + loop,
+			in:      []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour), Reason: "preempted"}},
+			want:    result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			wantSig: "SIGTERM",
 		},
 		"any exit status after the interrupt completes": {
-			script: `trap "exit 7" TERM; ` + loop,
-			in:     []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour)}},
-			want:   result{State: pb.JobState_JOB_STATE_COMPLETED, ExitCode: 7, Interrupted: true},
+			script:  `trap "exit 7" TERM; ` + loop,
+			in:      []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour)}},
+			want:    result{State: pb.JobState_JOB_STATE_COMPLETED, ExitCode: 7, Interrupted: true},
+			wantSig: "SIGTERM",
 		},
 		"a job that ignores SIGTERM is killed after the timeout": {
 			script:  `trap "" TERM; ` + loop,
 			in:      []*pb.JobInterrupt{{Timeout: durationpb.New(100 * time.Millisecond), Reason: "preempted"}},
 			want:    result{State: pb.JobState_JOB_STATE_ABORTED, ExitCode: 128 + 9, Interrupted: true},
 			wantErr: "interruption timeout: preempted",
+			wantSig: "SIGTERM",
 		},
 		"a second interrupt does not restart the timer": {
 			script: `trap "" TERM; ` + loop,
@@ -47,17 +54,20 @@ func TestInterrupt(t *testing.T) {
 			},
 			want:    result{State: pb.JobState_JOB_STATE_ABORTED, ExitCode: 128 + 9, Interrupted: true},
 			wantErr: "interruption timeout: first",
+			wantSig: "SIGTERM",
 		},
 		"the interrupt's signal is delivered": {
-			script: `trap "" TERM; trap "exit 0" USR1; ` + loop,
-			in:     []*pb.JobInterrupt{{Signal: "SIGUSR1", Timeout: durationpb.New(time.Hour)}},
-			want:   result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			script:  `trap "" TERM; trap "exit 0" USR1; ` + loop,
+			in:      []*pb.JobInterrupt{{Signal: "SIGUSR1", Timeout: durationpb.New(time.Hour)}},
+			want:    result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			wantSig: "SIGUSR1",
 		},
 		"the job's signal is the fallback": {
-			script: `trap "" TERM; trap "exit 0" USR2; ` + loop,
-			sig:    "USR2",
-			in:     []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour)}},
-			want:   result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			script:  `trap "" TERM; trap "exit 0" USR2; ` + loop,
+			sig:     "USR2",
+			in:      []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour)}},
+			want:    result{State: pb.JobState_JOB_STATE_COMPLETED, Interrupted: true},
+			wantSig: "SIGUSR2",
 		},
 		"a simulated job completes at once": {
 			in:   []*pb.JobInterrupt{{Timeout: durationpb.New(time.Hour)}},
@@ -77,7 +87,11 @@ func TestInterrupt(t *testing.T) {
 			}
 			spec.InterruptionSignal = c.sig
 			sched.start(spec)
-			startAgent(t, nc, testConfig(t, "n"))
+			cfg := testConfig(t, "n")
+			var told []nodeagent.JobInterrupt // under the agent's lock, read once the job finished
+			var mu sync.Mutex
+			cfg.OnJobInterrupt = func(in nodeagent.JobInterrupt) { mu.Lock(); told = append(told, in); mu.Unlock() }
+			a := startAgent(t, nc, cfg)
 			sched.waitRunning(t, "j")
 			if c.script != "" {
 				waitFile(t, ready)
@@ -96,6 +110,15 @@ func TestInterrupt(t *testing.T) {
 			}
 			if f.GetError() != c.wantErr {
 				t.Errorf("error %q, want %q", f.GetError(), c.wantErr)
+			}
+			// Interrupted once, whatever the repeats.
+			mu.Lock()
+			defer mu.Unlock()
+			if len(told) != 1 || told[0].ID != "j" || told[0].Signal != c.wantSig || told[0].Reason != c.in[0].GetReason() {
+				t.Errorf("OnJobInterrupt told %+v, want once, of j, %q, reason %q", told, c.wantSig, c.in[0].GetReason())
+			}
+			if st := a.Stats(); st.JobsInterrupted != 1 {
+				t.Errorf("%d jobs interrupted, want 1", st.JobsInterrupted)
 			}
 		})
 	}

@@ -113,11 +113,17 @@ func (a *Agent) abortLocked(id, reason string) {
 // running from the first).
 func (a *Agent) interruptLocked(in *pb.JobInterrupt) {
 	j := a.running[in.GetJobId()]
-	if j == nil || j.interrupted || j.abortReason != "" || j.exited {
+	if j == nil || j.abortReason != "" || j.exited {
+		return
+	}
+	if j.interrupted {
+		a.counters.interruptRepeats.Add(1)
 		return
 	}
 	j.interrupted, j.interruptReason = true, in.GetReason()
+	a.counters.interrupts.Add(1)
 	if j.proc == nil {
+		a.onInterruptLocked(JobInterrupt{ID: j.id, Reason: in.GetReason()})
 		a.finishLocked(j, pb.JobState_JOB_STATE_COMPLETED, 0, "", true)
 		return
 	}
@@ -126,9 +132,17 @@ func (a *Agent) interruptLocked(in *pb.JobInterrupt) {
 		timeout = a.cfg.InterruptionTimeout
 	}
 	sig := a.interruptionSignal(j, in.GetSignal())
+	a.onInterruptLocked(JobInterrupt{ID: j.id, Signal: signalName(sig), Reason: in.GetReason(), Timeout: timeout})
 	a.log.Debug("interrupting job", "job", j.id, "signal", sig, "timeout", timeout, "reason", in.GetReason())
 	a.killGroup(j, sig)
 	j.killTimer = time.AfterFunc(timeout, func() { a.interruptTimedOut(j) })
+}
+
+// onInterruptLocked tells Config.OnJobInterrupt.
+func (a *Agent) onInterruptLocked(in JobInterrupt) {
+	if a.cfg.OnJobInterrupt != nil {
+		a.cfg.OnJobInterrupt(in)
+	}
 }
 
 // interruptTimedOut kills a job that did not exit after its interruption.

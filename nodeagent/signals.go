@@ -17,6 +17,17 @@ var signalNames = map[string]syscall.Signal{
 	"ALRM": syscall.SIGALRM, "TERM": syscall.SIGTERM,
 }
 
+// signalName is s's name ("SIGTERM"), or its number for a signal not in
+// signalNames.
+func signalName(s syscall.Signal) string {
+	for n, v := range signalNames {
+		if v == s {
+			return "SIG" + n
+		}
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
 // parseSignal maps "SIGTERM", "TERM" or "sigterm" to its signal.
 func parseSignal(name string) (syscall.Signal, error) {
 	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")

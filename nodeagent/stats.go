@@ -47,6 +47,11 @@ type Stats struct {
 	JobsCompleted uint64
 	JobsFailed    uint64
 	JobsAborted   uint64
+	// JobsInterrupted counts the jobs the agent interrupted (each once);
+	// InterruptRepeats the interrupts of a job already interrupted, which
+	// change nothing (the scheduler repeats an interrupt in every
+	// response until the job ends).
+	JobsInterrupted, InterruptRepeats uint64
 	// JobsOverCapacity counts jobs that, when started, made the running
 	// jobs hold more of some resource than the node has. The scheduler
 	// never should (reliability invariant I2); the agent runs the job
@@ -73,7 +78,7 @@ type counters struct {
 	hbRefused, hbUnanswered                               atomic.Uint64
 	signalsApplied, staleSignals, malformedSignals        atomic.Uint64
 	started, duplicates, completed, failed, aborted       atomic.Uint64
-	overCapacity                                          atomic.Uint64
+	overCapacity, interrupts, interruptRepeats            atomic.Uint64
 	period                                                atomic.Int64 // time.Duration
 }
 
@@ -88,8 +93,8 @@ func (a *Agent) Stats() Stats {
 		MalformedSignals: c.malformedSignals.Load(),
 		JobsStarted:      c.started.Load(), DuplicateStarts: c.duplicates.Load(),
 		JobsCompleted: c.completed.Load(), JobsFailed: c.failed.Load(), JobsAborted: c.aborted.Load(),
-		JobsOverCapacity: c.overCapacity.Load(),
-		HeartbeatPeriod:  time.Duration(c.period.Load()),
+		JobsOverCapacity: c.overCapacity.Load(), JobsInterrupted: c.interrupts.Load(), InterruptRepeats: c.interruptRepeats.Load(),
+		HeartbeatPeriod: time.Duration(c.period.Load()),
 	}
 	a.mu.Lock()
 	s.RunningJobs, s.UnackedFinishedJobs = len(a.running), len(a.finished)
