@@ -126,6 +126,62 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 		pause.Round(100*time.Millisecond), startedUnderB, s.StaleResponses, s.StaleSignals)
 }
 
+// TestKilledLeaderIsReplacedByTheStandby (reliability test 3): two
+// scheduler processes share a NATS server run by the test; the leader is
+// killed with SIGKILL while jobs run. The standby takes over once the
+// lease (3 s) runs out, under a higher epoch; the operation completes,
+// each of its jobs run once and none aborted (the standby adopts what the
+// agent runs), and the agent follows the new epoch. The time from the
+// kill to the standby serving is logged, not asserted.
+func TestKilledLeaderIsReplacedByTheStandby(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills scheduler processes")
+	}
+	ns := testutil.StartNATS(t)
+	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
+	args := func(name string) []string {
+		return []string{"server", "--nats-url", ns.ClientURL(), "--server-name", name, "--lease-ttl", "3s", "--http-addr", "",
+			"--pools", trees, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info"}
+	}
+	a := launchChild(t, args("a")...)
+	a.waitServing(t, 30*time.Second)
+	b := launchChild(t, args("b")...)
+	testutil.WaitFor(t, 30*time.Second, "b to stand by behind a", func() bool {
+		return b.logged(regexp.MustCompile(`holder=a\b`), nil) && b.logged(standingBy, nil)
+	})
+	agent := servertest.StartAgent(t, ns.ClientURL(), "node-0", scheduler.Resources{scheduler.CPU: 2, scheduler.UserSlots: 2})
+	cl := client.New(testutil.Connect(t, ns), 5*time.Second)
+	id, err := cl.Submit(context.Background(), &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
+		Name: "main", JobCount: 6, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(2 * time.Second)},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "jobs to run under a", func() bool { return agent.Stats().RunningJobs > 0 })
+
+	killed := time.Now()
+	a.kill(t)
+	b.waitServing(t, 30*time.Second)
+	takeover := time.Since(killed)
+	if b.epoch <= a.epoch {
+		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.epoch, a.epoch)
+	}
+	var st *pb.OperationStatus
+	testutil.WaitFor(t, 60*time.Second, "the operation to complete under b", func() bool {
+		st, err = cl.Get(context.Background(), id)
+		return err == nil && st.GetState() == pb.OperationState_OPERATION_STATE_COMPLETED
+	})
+	if j := st.GetJobs(); j.GetCompleted() != 6 || j.GetFailed() != 0 || j.GetAborted() != 0 {
+		t.Errorf("operation jobs %v, want 6 completed, none failed or aborted", j)
+	}
+	if s := agent.Stats(); s.JobsStarted != 6 || s.JobsAborted != 0 || s.DuplicateStarts != 0 || s.LeaderEpoch != b.epoch {
+		t.Errorf("agent: %d jobs started (%d duplicates), %d aborted, epoch %d; want 6 started once each, none aborted, epoch %d",
+			s.JobsStarted, s.DuplicateStarts, s.JobsAborted, s.LeaderEpoch, b.epoch)
+	}
+	t.Logf("b served %s after a was killed (lease TTL 3s, renewed every 1s); epoch %d → %d", takeover.Round(time.Millisecond), a.epoch, b.epoch)
+}
+
 // TestLeaderStandsByAgainAfterNATSComesBack: the NATS server a scheduler
 // joined (--nats-url) goes away for longer than the lease's renew
 // deadline. The scheduler steps down (it cannot know whether another took
