@@ -141,6 +141,9 @@ func crashAt(t *testing.T, point string, hit int) {
 		t.Errorf("%s@%d: the node started %d jobs (%d duplicates), completed %d and aborted %d; the operations completed %d: want each job run exactly once",
 			point, hit, st.JobsStarted, st.DuplicateStarts, st.JobsCompleted, st.JobsAborted, completed)
 	}
+	if st.JobsOverCapacity != 0 {
+		t.Errorf("%s@%d: %d jobs started beyond the node's capacity (I2)", point, hit, st.JobsOverCapacity)
+	}
 	t.Logf("%s@%d: %d acknowledged, %d operations, %d jobs each run once (epoch %d → %d)", point, hit, len(acked), len(ops), completed, first.epoch, second.epoch)
 }
 

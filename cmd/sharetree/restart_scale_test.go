@@ -145,13 +145,16 @@ func TestKillWithFiveHundredRunningJobs(t *testing.T) {
 		return true
 	})
 
-	var aborted, duplicates uint64
+	var aborted, duplicates, over uint64
 	for _, a := range agents {
 		st := a.Stats()
-		aborted, duplicates = aborted+st.JobsAborted, duplicates+st.DuplicateStarts
+		aborted, duplicates, over = aborted+st.JobsAborted, duplicates+st.DuplicateStarts, over+st.JobsOverCapacity
 		if st.LeaderEpoch != second.epoch {
 			t.Errorf("agent %s: leader epoch %d, want %d", a.NodeID(), st.LeaderEpoch, second.epoch)
 		}
+	}
+	if over != 0 {
+		t.Errorf("%d jobs started beyond their node's capacity (I2)", over)
 	}
 	if n := started(); n != ops*jobsPerOp || aborted != 0 || duplicates != 0 {
 		t.Errorf("the agents started %d jobs (%d duplicates ignored) and aborted %d: want the 500 started once, none aborted", n, duplicates, aborted)

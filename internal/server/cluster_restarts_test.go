@@ -168,9 +168,9 @@ loop:
 		completed += op.GetJobs().GetCompleted()
 	}
 	st := agentFleet(agents).sum()
-	if st.JobsCompleted != uint64(completed) || st.DuplicateStarts != 0 || st.JobsAborted != 0 {
-		t.Errorf("the agents started %d jobs (%d duplicates), completed %d, aborted %d; the operations completed %d: want each job run once, none aborted",
-			st.JobsStarted, st.DuplicateStarts, st.JobsCompleted, st.JobsAborted, completed)
+	if st.JobsCompleted != uint64(completed) || st.DuplicateStarts != 0 || st.JobsAborted != 0 || st.JobsOverCapacity != 0 {
+		t.Errorf("the agents started %d jobs (%d duplicates, %d beyond capacity), completed %d, aborted %d; the operations completed %d: want each job run once, within capacity, none aborted",
+			st.JobsStarted, st.DuplicateStarts, st.JobsOverCapacity, st.JobsCompleted, st.JobsAborted, completed)
 	}
 	if !srv.Leading() || srv.Epoch() != epoch {
 		t.Errorf("the scheduler leads %v at epoch %d (was %d): want it leading throughout", srv.Leading(), srv.Epoch(), epoch)

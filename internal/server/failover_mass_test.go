@@ -100,6 +100,7 @@ func (f agentFleet) sum() (s nodeagent.Stats) {
 		s.DuplicateStarts += st.DuplicateStarts
 		s.JobsAborted += st.JobsAborted
 		s.JobsFailed += st.JobsFailed
+		s.JobsOverCapacity += st.JobsOverCapacity
 		s.RunningJobs += st.RunningJobs
 	}
 	return s
@@ -242,6 +243,9 @@ func TestMassFailover(t *testing.T) {
 	off, lost := second.System().NodeTransitions()
 	if off != 0 || lost != 0 || second.System().NodeCount() != nodes {
 		t.Errorf("after the failover: %d nodes, %d taken offline, %d lost; want %d, 0, 0", second.System().NodeCount(), off, lost, nodes)
+	}
+	if after.JobsOverCapacity != 0 {
+		t.Errorf("%d jobs started beyond their node's capacity (I2)", after.JobsOverCapacity)
 	}
 	if after.JobsStarted != jobs || after.DuplicateStarts != 0 || after.JobsAborted != 0 || after.JobsFailed != 0 || after.RunningJobs != int(jobs) {
 		t.Errorf("the agents started %d jobs (%d duplicates ignored), aborted %d, failed %d, run %d: want the %d started once and running, none aborted or failed",
