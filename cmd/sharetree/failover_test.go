@@ -15,6 +15,7 @@ import (
 	"github.com/sharetree/sharetree/internal/testutil"
 	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
 )
 
@@ -40,17 +41,19 @@ var (
 	steppedDown = regexp.MustCompile(`msg="no longer the leader; stopping, then standing by"`)
 )
 
-// TestPausedLeaderStepsDownAndStandsBy (reliability test 4): two scheduler
-// processes share a NATS server; the leader is stopped with SIGSTOP until
-// the other has taken over (its lease ran out), then continued. The new
-// leader serves under a higher epoch; the old one, once continued, steps
-// down and stands by behind the new one instead of acting on its stale
-// lease. The operation running through all this completes, each of its
-// jobs run once and none aborted, and the agent follows the new epoch.
-func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and stops scheduler processes")
-	}
+// failoverPair is two `sharetree server` processes on one NATS server run
+// by the test (lease TTL 3 s): a leads and b stands by behind it; an
+// agent runs an operation (id) of 6 jobs of 2 s under a.
+type failoverPair struct {
+	a, b  *childScheduler
+	agent *nodeagent.Agent
+	cl    *client.Client
+	id    string
+}
+
+// startFailoverPair starts the pair and returns once jobs run under a.
+func startFailoverPair(t *testing.T) failoverPair {
+	t.Helper()
 	ns := testutil.StartNATS(t)
 	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
 	args := func(name string) []string {
@@ -74,6 +77,23 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "jobs to run under a", func() bool { return agent.Stats().RunningJobs > 0 })
+	return failoverPair{a: a, b: b, agent: agent, cl: cl, id: id}
+}
+
+// TestPausedLeaderStepsDownAndStandsBy (reliability test 4): two scheduler
+// processes share a NATS server; the leader is stopped with SIGSTOP until
+// the other has taken over (its lease ran out), then continued. The new
+// leader serves under a higher epoch; the old one, once continued, steps
+// down and stands by behind the new one instead of acting on its stale
+// lease. The operation running through all this completes, each of its
+// jobs run once and none aborted, and the agent follows the new epoch.
+func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and stops scheduler processes")
+	}
+	f := startFailoverPair(t)
+	a, b, agent, cl, id := f.a, f.b, f.agent, f.cl, f.id
+	var err error
 
 	paused := time.Now()
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -137,28 +157,9 @@ func TestKilledLeaderIsReplacedByTheStandby(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills scheduler processes")
 	}
-	ns := testutil.StartNATS(t)
-	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
-	args := func(name string) []string {
-		return []string{"server", "--nats-url", ns.ClientURL(), "--server-name", name, "--lease-ttl", "3s", "--http-addr", "",
-			"--pools", trees, "--heartbeat-period", "50ms", "--job-revival-timeout", "1s", "--log-level", "info"}
-	}
-	a := launchChild(t, args("a")...)
-	a.waitServing(t, 30*time.Second)
-	b := launchChild(t, args("b")...)
-	testutil.WaitFor(t, 30*time.Second, "b to stand by behind a", func() bool {
-		return b.logged(regexp.MustCompile(`holder=a\b`), nil) && b.logged(standingBy, nil)
-	})
-	agent := servertest.StartAgent(t, ns.ClientURL(), "node-0", scheduler.Resources{scheduler.CPU: 2, scheduler.UserSlots: 2})
-	cl := client.New(testutil.Connect(t, ns), 5*time.Second)
-	id, err := cl.Submit(context.Background(), &pb.OperationSpec{Pool: "a", Tasks: []*pb.TaskSpec{{
-		Name: "main", JobCount: 6, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
-		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(2 * time.Second)},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.WaitFor(t, 10*time.Second, "jobs to run under a", func() bool { return agent.Stats().RunningJobs > 0 })
+	f := startFailoverPair(t)
+	a, b, agent, cl, id := f.a, f.b, f.agent, f.cl, f.id
+	var err error
 
 	killed := time.Now()
 	a.kill(t)
