@@ -23,6 +23,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
@@ -465,17 +466,8 @@ func startChaosAgent(t *testing.T, id string, res scheduler.Resources, proxy *ch
 		rec.event(chaosEvent{At: time.Now(), Node: id, Kind: chaosJobStart, Job: js.ID, Op: js.OperationID, Alloc: js.Allocated, Over: js.OverCapacity})
 	}
 	cfg.Logger = slog.New(&chaosAgentLog{node: id, rec: rec})
-	agent, err := nodeagent.New(cfg, nc)
-	if err != nil {
-		nc.Close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
-	done.Go(func() { _ = agent.Run(ctx) })
-	a := &chaosAgent{id: id, proxy: proxy, agent: agent}
-	a.stop = sync.OnceFunc(func() { cancel(); done.Wait(); nc.Close() })
-	t.Cleanup(a.stop)
+	a := &chaosAgent{id: id, proxy: proxy}
+	a.agent, a.stop = servertest.RunAgent(t, nc, cfg)
 	return a
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
@@ -180,16 +180,5 @@ func startSkewedAgent(t *testing.T, url, id string, skew time.Duration, rate flo
 	cfg.Now = func() time.Time {
 		return origin.Add(skew + time.Duration(rate*float64(time.Since(origin))))
 	}
-	agent, err := nodeagent.New(cfg, nc)
-	if err != nil {
-		nc.Close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
-	done.Go(func() { _ = agent.Run(ctx) })
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); done.Wait(); nc.Close() }) }
-	t.Cleanup(stop)
-	return agent, stop
+	return servertest.RunAgent(t, nc, cfg)
 }

@@ -82,15 +82,7 @@ func TestPreemptionUnderNodeFlapping(t *testing.T) {
 			defer mu.Unlock()
 			interrupts[in.ID]++
 		}
-		a, err := nodeagent.New(cfg, anc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		agents[i] = a
-		ctx, stop := context.WithCancel(context.Background())
-		var done sync.WaitGroup
-		done.Go(func() { _ = a.Run(ctx) })
-		t.Cleanup(func() { stop(); done.Wait(); anc.Close() })
+		agents[i], _ = servertest.RunAgent(t, anc, cfg)
 	}
 	cl := client.New(nc, 5*time.Second)
 	ctx := context.Background()

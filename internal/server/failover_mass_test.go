@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/sharetree/sharetree/internal/scenario"
 	"github.com/sharetree/sharetree/internal/server"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/testutil/servertest"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
@@ -56,16 +56,6 @@ type agentFleet []*nodeagent.Agent
 
 func startFleet(t *testing.T, url string, n int, res scheduler.Resources, period time.Duration) agentFleet {
 	t.Helper()
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var conns []*nats.Conn
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		for _, nc := range conns {
-			nc.Close()
-		}
-	})
 	dir := t.TempDir()
 	fleet := make(agentFleet, n)
 	for i := range fleet {
@@ -73,15 +63,9 @@ func startFleet(t *testing.T, url string, n int, res scheduler.Resources, period
 		if err != nil {
 			t.Fatal(err)
 		}
-		conns = append(conns, nc)
 		cfg := nodeagent.DefaultConfig(fmt.Sprintf("node-%04d", i), res)
 		cfg.HeartbeatPeriod, cfg.WorkDir = period, dir
-		a, err := nodeagent.New(cfg, nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fleet[i] = a
-		wg.Go(func() { _ = a.Run(ctx) })
+		fleet[i], _ = servertest.RunAgent(t, nc, cfg)
 	}
 	return fleet
 }

@@ -74,14 +74,24 @@ func StartAgent(t testing.TB, url, id string, res scheduler.Resources) *nodeagen
 	}
 	cfg := nodeagent.DefaultConfig(id, res)
 	cfg.HeartbeatPeriod, cfg.WorkDir = 50*time.Millisecond, t.TempDir()
+	agent, _ := RunAgent(t, nc, cfg)
+	return agent
+}
+
+// RunAgent runs an in-process node agent with cfg on nc until the test
+// ends or stop is called (idempotent): stop ends Run, waits for it and
+// closes nc. A cfg the agent refuses fails the test (nc closed).
+func RunAgent(t testing.TB, nc *nats.Conn, cfg nodeagent.Config) (agent *nodeagent.Agent, stop func()) {
+	t.Helper()
 	agent, err := nodeagent.New(cfg, nc)
 	if err != nil {
 		nc.Close()
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
 	done.Go(func() { _ = agent.Run(ctx) })
-	t.Cleanup(func() { stop(); done.Wait(); nc.Close() })
-	return agent
+	stop = sync.OnceFunc(func() { cancel(); done.Wait(); nc.Close() })
+	t.Cleanup(stop)
+	return agent, stop
 }
