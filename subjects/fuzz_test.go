@@ -99,6 +99,17 @@ func FuzzParseSubject(f *testing.F) {
 			roundTrip("ParseUserOp", []string{user, id, string(verb)}, func() (string, error) { return UserOp(user, id, verb) })
 		}
 
+		if user, id, verb, err := ParseAnyOp(subject); err != nil {
+			checkRejected(t, "ParseAnyOp", subject, err, ErrInvalidSubject)
+		} else {
+			roundTrip("ParseAnyOp", []string{user, id, string(verb)}, func() (string, error) {
+				if user == "" {
+					return Op(id, verb)
+				}
+				return UserOp(user, id, verb)
+			})
+		}
+
 		if tree, kind, err := ParseEvents(subject); err != nil {
 			checkRejected(t, "ParseEvents", subject, err, ErrInvalidSubject)
 		} else {

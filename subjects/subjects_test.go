@@ -145,6 +145,32 @@ func TestUserSubmitRoundTrip(t *testing.T) {
 	}
 }
 
+// ParseAnyOp reads both forms of an operation request's subject and
+// refuses what neither is.
+func TestParseAnyOp(t *testing.T) {
+	type parsed struct {
+		User, ID string
+		Verb     OpVerb
+	}
+	for subject, want := range map[string]parsed{
+		"sharetree.v1.op.op-1.get":               {"", "op-1", OpGet},
+		"sharetree.v1.op.op-1.abort":             {"", "op-1", OpAbort},
+		"sharetree.v1.user.alice.op.op-1.abort":  {"alice", "op-1", OpAbort},
+		"sharetree.v1.user.alice.op.op-1.update": {"alice", "op-1", OpUpdate},
+	} {
+		u, id, v, err := ParseAnyOp(subject)
+		if diff := cmp.Diff(want, parsed{u, id, v}); diff != "" || err != nil {
+			t.Errorf("ParseAnyOp(%q): %v (-want +got):\n%s", subject, err, diff)
+		}
+	}
+	for _, bad := range []string{"", "sharetree.v1.op.op-1", "sharetree.v1.user.alice.op.op-1.get", "sharetree.v1.user.alice.op.op-1",
+		"sharetree.v1.users.alice.op.op-1.abort", "sharetree.v2.op.op-1.get", "sharetree.v1.op.o*.get"} {
+		if _, _, _, err := ParseAnyOp(bad); !errors.Is(err, ErrInvalidSubject) {
+			t.Errorf("ParseAnyOp(%q): %v, want ErrInvalidSubject", bad, err)
+		}
+	}
+}
+
 func TestUserOpRoundTrip(t *testing.T) {
 	for _, verb := range UserOpVerbs {
 		s, err := UserOp("alice", "op-1", verb)

@@ -38,6 +38,16 @@ func UserOpsOf(user string, verb OpVerb) string {
 	return join(Prefix, "user", user, "op", "*", string(verb))
 }
 
+// ParseAnyOp parses an operation request's subject of either form: the
+// anonymous Op (user "") or a user's own UserOp.
+func ParseAnyOp(subject string) (user, id string, verb OpVerb, err error) {
+	if t := strings.SplitN(subject, ".", 4); len(t) > 2 && t[2] == "user" {
+		return ParseUserOp(subject)
+	}
+	id, verb, err = ParseOp(subject)
+	return "", id, verb, err
+}
+
 // ParseUserOp returns the user, the operation id and the verb of a UserOp
 // subject.
 func ParseUserOp(subject string) (user, id string, verb OpVerb, err error) {

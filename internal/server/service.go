@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -179,12 +178,7 @@ func (s *service) list(req micro.Request) {
 // subjects.Op, or a user's own subjects.UserOp, whose user it returns —
 // and that the payload (when it names an operation) agrees.
 func (s *service) opID(req micro.Request, payloadID string) (user, id string, ok bool) {
-	var err error
-	if strings.HasPrefix(req.Subject(), subjects.Prefix+".user.") {
-		user, id, _, err = subjects.ParseUserOp(req.Subject())
-	} else {
-		id, _, err = subjects.ParseOp(req.Subject())
-	}
+	user, id, _, err := subjects.ParseAnyOp(req.Subject())
 	if err != nil {
 		s.fail(req, invalid("subject", "%v", err))
 		return "", "", false
