@@ -27,7 +27,7 @@ func TestReplicatedSchedulerSurvivesANATSServerLoss(t *testing.T) {
 		t.Skip("starts a three-server NATS cluster")
 	}
 	cluster := testutil.StartNATSCluster(t, 3)
-	url := cluster.URL()
+	url := cluster.URLs()
 	cfg := sharedNATSConfig(t, url, "a")
 	// The default lease: the stream leaders' election after the NATS
 	// server's loss may take longer than a 2s lease's renew deadline.

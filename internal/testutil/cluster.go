@@ -97,18 +97,6 @@ func (c *NATSCluster) URLs() string {
 	return strings.Join(urls, ",")
 }
 
-// URL lists every running server's client URL, for a connection that
-// fails over from one to the next.
-func (c *NATSCluster) URL() string {
-	var urls []string
-	for _, s := range c.Servers {
-		if s.Running() {
-			urls = append(urls, s.ClientURL())
-		}
-	}
-	return strings.Join(urls, ",")
-}
-
 func freeTCPPort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
