@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
@@ -20,6 +22,19 @@ import (
 // and not yet had acknowledged: at most this many are printed again after
 // a run is killed.
 const durableMaxAckPending = 256
+
+// durableAckWait is how long a durable consumer waits for an event's
+// acknowledgement before delivering it again: a reader acknowledges each
+// event as soon as it printed it, so this is how long the next run waits
+// for an event a killed run printed (or was sent) and never acknowledged.
+const durableAckWait = 2 * time.Second
+
+// noEventYet reports whether err from a consumer's Next only means that no
+// event came within the wait (jetstream returns nats.ErrTimeout for an
+// empty fetch): the reader asks again.
+func noEventYet(err error) bool {
+	return errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
 
 func newEventsCmd() *cobra.Command {
 	var cf clientFlags
@@ -63,7 +78,7 @@ func newEventsCmd() *cobra.Command {
 				// next run goes on from there.
 				cons, err = js.CreateOrUpdateConsumer(ctx, subjects.EventsStream, jetstream.ConsumerConfig{
 					Durable: durable, FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
-					AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: durableMaxAckPending,
+					AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: durableMaxAckPending, AckWait: durableAckWait,
 				})
 			}
 			if err != nil {
@@ -87,7 +102,7 @@ func newEventsCmd() *cobra.Command {
 				if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 					return nil
 				}
-				if errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) {
+				if noEventYet(err) {
 					continue
 				}
 				if err != nil {
