@@ -25,6 +25,8 @@ var (
 	errTimeout      = errors.New("no response before the heartbeat timeout")
 	errRefused      = errors.New("scheduler refused the heartbeat")
 	errReconnected  = errors.New("the connection moved to another NATS server while the heartbeat awaited its response")
+	errUnavailable  = errors.New("unavailable")
+	errStale        = errors.New("answered only by a scheduler of an older leader epoch")
 )
 
 // NATS's status header for "no responders" (nats.go does not export it).
@@ -40,8 +42,10 @@ type loop struct {
 	asked    time.Duration // the last period a response asked for
 	ticker   *time.Ticker
 	timeout  *time.Timer
-	inflight uint64 // sequence of the heartbeat awaiting its response; 0 is none
-	failures int    // consecutive failed heartbeats
+	inflight uint64    // sequence of the heartbeat awaiting its response; 0 is none
+	deadline time.Time // when the in-flight heartbeat times out
+	passed   error     // why the in-flight heartbeat's answers so far were passed over (see passOver)
+	failures int       // consecutive failed heartbeats
 }
 
 // heartbeat sends the next heartbeat unless one is in flight.
@@ -69,8 +73,28 @@ func (l *loop) heartbeat() {
 		return
 	}
 	a.counters.hbSent.Add(1)
-	l.inflight = hb.Sequence
+	l.inflight, l.passed = hb.Sequence, nil
+	l.deadline = time.Now().Add(a.cfg.HeartbeatTimeout)
 	l.timeout.Reset(a.cfg.HeartbeatTimeout)
+}
+
+// passOver keeps waiting, for at most one more period, for another answer
+// to the in-flight heartbeat than the one just received: an UNAVAILABLE
+// refusal or a response of an older leader epoch. The heartbeat subject
+// has no queue group, so every scheduler serving it gets each heartbeat:
+// an old leader that lost its lease (paused, or stepping down) answers
+// too, at once, and must not hide the new leader's answer. Without one
+// by then, the heartbeat fails for why (see timedOut), as it would have
+// at once before, and the next goes out.
+func (l *loop) passOver(why error) {
+	if l.passed == nil {
+		wait := min(l.period, time.Until(l.deadline))
+		l.deadline = time.Now().Add(wait)
+		l.timeout.Reset(wait)
+	}
+	if l.passed == nil || !errors.Is(why, errStale) {
+		l.passed = why // a refusal says more than a stale answer
+	}
 }
 
 // reconnected gives up on the heartbeat in flight when the connection
@@ -85,18 +109,26 @@ func (l *loop) reconnected() {
 	if l.inflight == 0 {
 		return
 	}
-	l.inflight = 0
+	l.inflight, l.passed = 0, nil
 	l.timeout.Stop()
 	l.fail(errReconnected)
 	l.heartbeat()
 }
 
-// timedOut gives up on the in-flight heartbeat.
+// timedOut gives up on the in-flight heartbeat. One whose only answers
+// were passed over fails for their reason, and the next goes out at once
+// (it waited a period already).
 func (l *loop) timedOut() {
 	if l.inflight == 0 {
 		return
 	}
 	l.inflight = 0
+	if why := l.passed; why != nil {
+		l.passed = nil
+		l.fail(why)
+		l.heartbeat()
+		return
+	}
 	l.fail(errTimeout)
 }
 
@@ -107,11 +139,30 @@ func (l *loop) reply(m *nats.Msg) {
 	if seq == 0 || seq != l.inflight {
 		a.counters.lateResponses.Add(1)
 		a.log.Debug("late heartbeat response dropped", "sequence", seq)
+		// Its commands are not applied (the next heartbeat tells the
+		// scheduler what runs), but a higher epoch it carries is
+		// adopted: it proves a newer leader, whose answers must not lose
+		// the race to an old one's again (see passOver).
+		if resp, err := decodeResponse(m); err == nil {
+			a.mu.Lock()
+			a.acceptEpochLocked(resp.GetLeaderEpoch())
+			a.mu.Unlock()
+		}
 		return
 	}
-	l.inflight = 0
-	l.timeout.Stop()
 	resp, err := decodeResponse(m)
+	switch {
+	case errors.Is(err, errUnavailable):
+		l.passOver(err)
+		return
+	case err == nil && a.staleEpoch(resp.GetLeaderEpoch()):
+		a.counters.staleResponses.Add(1)
+		a.log.Debug("stale heartbeat response ignored", "epoch", resp.GetLeaderEpoch())
+		l.passOver(errStale)
+		return
+	}
+	l.inflight, l.passed = 0, nil
+	l.timeout.Stop()
 	if err != nil {
 		l.fail(err)
 		return
@@ -148,7 +199,7 @@ func (l *loop) fail(err error) {
 	switch {
 	case errors.Is(err, errRefused):
 		c.hbRefused.Add(1)
-	case errors.Is(err, errTimeout), errors.Is(err, nats.ErrNoResponders), errors.Is(err, errReconnected):
+	case errors.Is(err, errTimeout), errors.Is(err, nats.ErrNoResponders), errors.Is(err, errReconnected), errors.Is(err, errStale):
 		c.hbUnanswered.Add(1)
 	}
 	l.failures++
@@ -167,6 +218,9 @@ func decodeResponse(m *nats.Msg) (*pb.HeartbeatResponse, error) {
 	if code := m.Header.Get(micro.ErrorCodeHeader); code != "" {
 		e := &pb.Error{}
 		if proto.Unmarshal(m.Data, e) == nil && e.GetMessage() != "" {
+			if e.GetCode() == pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
+				return nil, fmt.Errorf("%w: %w: %s", errRefused, errUnavailable, e.GetMessage())
+			}
 			return nil, fmt.Errorf("%w: %s: %s", errRefused, e.GetCode(), e.GetMessage())
 		}
 		return nil, fmt.Errorf("%w: %s %s", errRefused, code, m.Header.Get(micro.ErrorHeader))
@@ -260,6 +314,13 @@ func (a *Agent) applyResponse(resp *pb.HeartbeatResponse) bool {
 		a.startLocked(spec)
 	}
 	return true
+}
+
+// staleEpoch reports whether epoch is below the highest one seen.
+func (a *Agent) staleEpoch(epoch uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return epoch < a.epoch
 }
 
 // acceptEpochLocked reports whether a command from epoch may be applied,

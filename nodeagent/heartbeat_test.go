@@ -1,6 +1,7 @@
 package nodeagent_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +114,8 @@ func TestFailedHeartbeatsAreCountedAndRetried(t *testing.T) {
 	waitStats(t, a, "heartbeats succeeding", func(s nodeagent.Stats) bool { return s.HeartbeatsOK >= 1 && s.LeaderEpoch == 3 })
 }
 
+// A response after its heartbeat timed out is not applied (the next
+// heartbeat tells the scheduler what runs); only its epoch is kept.
 func TestHeartbeatTimeoutDropsTheLateResponse(t *testing.T) {
 	srv := testutil.StartNATS(t)
 	nc := testutil.Connect(t, srv)
@@ -136,8 +139,12 @@ func TestHeartbeatTimeoutDropsTheLateResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := waitStats(t, a, "the late response dropped", func(s nodeagent.Stats) bool { return s.LateResponses == 1 })
-	if st.JobsStarted != 0 || st.LeaderEpoch != 0 {
-		t.Fatalf("a late response was applied: %+v", st)
+	if st.JobsStarted != 0 {
+		t.Fatalf("a late response's commands were applied: %+v", st)
+	}
+	// Its epoch, higher than any seen, is adopted: it proves a newer leader.
+	if st.LeaderEpoch != 1 {
+		t.Errorf("epoch %d after a late response of epoch 1; want it adopted", st.LeaderEpoch)
 	}
 }
 
@@ -181,4 +188,60 @@ func replyWithMicroError(_ *fakeScheduler, m *nats.Msg) bool {
 	reply.Header.Set(micro.ErrorCodeHeader, "503")
 	_ = m.RespondMsg(reply)
 	return true
+}
+
+// TestAnOldLeadersAnswerDoesNotHideTheLeaders: the heartbeat subject has
+// no queue group, so an old leader still subscribed (paused, or stepping
+// down) answers each heartbeat too, first. Its UNAVAILABLE refusal or its
+// response of an older epoch is passed over while the leader's answer
+// comes: no heartbeat fails. Without one, the refusal counts after a
+// period, and heartbeats go on.
+func TestAnOldLeadersAnswerDoesNotHideTheLeaders(t *testing.T) {
+	answer := func(m *nats.Msg, epoch uint64) {
+		data, _ := proto.Marshal(&pb.HeartbeatResponse{LeaderEpoch: epoch})
+		_ = m.Respond(data)
+	}
+	for _, tc := range []struct {
+		name string
+		old  func(m *nats.Msg) // the old leader's answer, published first
+	}{
+		{"refusal", func(m *nats.Msg) { replyWithMicroError(nil, m) }},
+		{"older epoch", func(m *nats.Msg) { answer(m, 3) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testutil.StartNATS(t)
+			nc := testutil.Connect(t, srv)
+			var leaderAnswers atomic.Bool
+			leaderAnswers.Store(true)
+			newFakeScheduler(t, nc, "n", func(s *fakeScheduler) {
+				s.replyFn = func(_ *fakeScheduler, m *nats.Msg) bool {
+					tc.old(m)
+					if leaderAnswers.Load() {
+						answer(m, 7) // after the old one's: one connection keeps the order
+					}
+					return true
+				}
+			})
+			cfg := testConfig(t, "n")
+			cfg.HeartbeatTimeout = time.Hour // none may wait it out
+			a := startAgent(t, nc, cfg)
+			// (The very first heartbeat may take the old leader's epoch 3,
+			// before the agent knows of 7.)
+			onLeader := waitStats(t, a, "the leader's epoch", func(s nodeagent.Stats) bool { return s.LeaderEpoch == 7 })
+			st := waitStats(t, a, "20 heartbeats answered by the leader", func(s nodeagent.Stats) bool { return s.HeartbeatsOK >= onLeader.HeartbeatsOK+20 })
+			if failed := st.HeartbeatsFailed - onLeader.HeartbeatsFailed; failed != 0 {
+				t.Errorf("%d heartbeats failed although the leader answered each (after the old leader's answer): %+v", failed, st)
+			}
+
+			// The old leader alone: each heartbeat fails a period after its
+			// answer, refused (or unanswered by a current leader), and the
+			// next goes out; none waits out the hour's timeout.
+			leaderAnswers.Store(false)
+			alone := waitStats(t, a, "heartbeats answered by the old leader alone", func(s nodeagent.Stats) bool { return s.HeartbeatsFailed >= st.HeartbeatsFailed+3 })
+			refused, failed := alone.HeartbeatsRefused-st.HeartbeatsRefused, alone.HeartbeatsFailed-st.HeartbeatsFailed
+			if want := map[bool]uint64{true: failed, false: 0}[tc.name == "refusal"]; refused != want || alone.LeaderEpoch != 7 {
+				t.Errorf("%d of %d failures refused, epoch %d; want %d refused, epoch 7", refused, failed, alone.LeaderEpoch, want)
+			}
+		})
+	}
 }

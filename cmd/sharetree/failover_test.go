@@ -110,11 +110,27 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if b.epoch <= a.epoch {
 		t.Fatalf("the new leader's epoch %d is not above the old one's %d", b.epoch, a.epoch)
 	}
-	// a stays stopped for twice the lease's TTL (the row's pause), and
-	// until the agent follows b.
-	testutil.WaitFor(t, 30*time.Second, "the agent on b's epoch, 2 × TTL after the pause", func() bool {
-		return agent.Stats().LeaderEpoch == b.epoch && time.Since(paused) >= 6*time.Second
+	// a stays stopped for twice the lease's TTL (the row's pause), until
+	// the agent follows b, and for 20 heartbeats answered by b after that.
+	// Stopped, a keeps its subscriptions: a heartbeat it got would go
+	// unanswered (the agent waits out its 5 s timeout). None may go to it
+	// once b serves; they did, one in two, while the heartbeat endpoint
+	// had a queue group.
+	var onB *nodeagent.Stats
+	testutil.WaitFor(t, 60*time.Second, "the agent on b's epoch, 2 × TTL after the pause and 20 heartbeats after that", func() bool {
+		s := agent.Stats()
+		if s.LeaderEpoch != b.epoch {
+			return false
+		}
+		if onB == nil {
+			onB = &s
+		}
+		return time.Since(paused) >= 6*time.Second && s.HeartbeatsOK >= onB.HeartbeatsOK+20
 	})
+	if s := agent.Stats(); s.HeartbeatsUnanswered != onB.HeartbeatsUnanswered {
+		t.Errorf("%d heartbeats went unanswered after the agent followed b, with a stopped; want none (a paused old leader must not swallow heartbeats)",
+			s.HeartbeatsUnanswered-onB.HeartbeatsUnanswered)
+	}
 	startedUnderB, pause := agent.Stats().JobsStarted, time.Since(paused)
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)

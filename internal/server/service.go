@@ -225,17 +225,27 @@ func addService(svc micro.Service, s *service) error {
 	eps := []struct {
 		name, subject string
 		h             micro.HandlerFunc
+		opts          []micro.EndpointOpt
 	}{
-		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat},
-		{"submit", subjects.OpSubmit(), s.submit},
-		{"user-submit", subjects.UserSubmitAll(), s.userSubmit},
-		{"list", subjects.OpList(), s.list},
-		{"get", subjects.OpAll(subjects.OpGet), s.get},
-		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
-		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
+		// Heartbeats have no queue group: NATS gives each message of a
+		// queue group to one member chosen at random, whether it can
+		// answer or not, so an old leader paused with its subscription
+		// held (its lease run out, its successor serving) would swallow
+		// every other heartbeat until it woke or was cut off, and nodes
+		// would go unheard for their whole heartbeat timeout. Without a
+		// queue group every scheduler serving gets each heartbeat; only
+		// the leader answers with commands (the others refuse, and the
+		// agent waits for the leader's answer: nodeagent's passOver).
+		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat, []micro.EndpointOpt{micro.WithEndpointQueueGroupDisabled()}},
+		{"submit", subjects.OpSubmit(), s.submit, nil},
+		{"user-submit", subjects.UserSubmitAll(), s.userSubmit, nil},
+		{"list", subjects.OpList(), s.list, nil},
+		{"get", subjects.OpAll(subjects.OpGet), s.get, nil},
+		{"abort", subjects.OpAll(subjects.OpAbort), s.abort, nil},
+		{"update", subjects.OpAll(subjects.OpUpdate), s.update, nil},
 		// On a user's own subjects: only the operation's owner may.
-		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort},
-		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update},
+		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort, nil},
+		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update, nil},
 	}
 	for _, e := range eps {
 		h := func(req micro.Request) {
@@ -245,7 +255,8 @@ func addService(svc micro.Service, s *service) error {
 			}
 			e.h(req)
 		}
-		if err := svc.AddEndpoint(e.name, micro.HandlerFunc(h), micro.WithEndpointSubject(e.subject)); err != nil {
+		opts := append([]micro.EndpointOpt{micro.WithEndpointSubject(e.subject)}, e.opts...)
+		if err := svc.AddEndpoint(e.name, micro.HandlerFunc(h), opts...); err != nil {
 			return fmt.Errorf("endpoint %s: %w", e.name, err)
 		}
 	}
