@@ -20,6 +20,7 @@ import (
 
 	"github.com/sharetree/sharetree/internal/testutil"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // eventIDs runs `sharetree events` with args and returns the printed
@@ -208,5 +209,84 @@ func TestNoEventYet(t *testing.T) {
 		if got := noEventYet(err); got != want {
 			t.Errorf("noEventYet(%v) = %v, want %v", err, got, want)
 		}
+	}
+}
+
+// A --follow reader waits through empty fetches (each --timeout long) for
+// new events, and prints one that comes after several of them.
+func TestEventsFollowWaitsPastEmptyFetches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a reader process")
+	}
+	url, c := startScheduler(t)
+	argv, err := json.Marshal([]string{"events", "--nats-url", url, "--kind", "operation", "--follow", "--timeout", "100ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := exec.Command(os.Args[0], "-test.run", "^$")
+	reader.Env = append(os.Environ(), childArgsEnv+"="+string(argv))
+	var stderr strings.Builder
+	reader.Stderr = &stderr
+	stdout, err := reader.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- reader.Wait() }()
+	t.Cleanup(func() { _ = reader.Process.Kill() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+
+	// No operation event yet: the reader's fetches come back empty, ten
+	// of them at least (its consumer has been there for ten timeouts).
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var since time.Time
+	testutil.WaitFor(t, 30*time.Second, "the reader's consumer, ten fetch timeouts old", func() bool {
+		if since.IsZero() {
+			stream, err := js.Stream(context.Background(), subjects.EventsStream)
+			if err != nil {
+				return false
+			}
+			for range stream.ConsumerNames(context.Background()).Name() {
+				since = time.Now()
+			}
+			return false
+		}
+		return time.Since(since) >= time.Second
+	})
+	select {
+	case err := <-exited:
+		t.Fatalf("the reader exited with no event to read: %v: %s", err, stderr.String())
+	default:
+	}
+	id, err := c.Submit(context.Background(), &pb.OperationSpec{Pool: "narrow", Tasks: []*pb.TaskSpec{{Name: "main", JobCount: 1, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(time.Hour)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case line, ok := <-lines:
+		if !ok || !strings.Contains(line, id) {
+			t.Fatalf("the reader printed %q (open %v), want an event of operation %s; stderr: %s", line, ok, id, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no event printed 30 s after the submission; stderr: %s", stderr.String())
 	}
 }
