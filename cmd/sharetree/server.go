@@ -79,9 +79,12 @@ func newServerCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
 			standby, wait := false, time.Second
 			for {
-				lost, err := serve(ctx, cfg, logger)
+				lost, err := serve(ctx, &cfg, hup, authFile, logger)
 				switch {
 				case err != nil && standby:
 					// The lease was lost, maybe with NATS gone: keep trying
@@ -129,7 +132,7 @@ func newServerCmd() *cobra.Command {
 	f.Int64Var(&cfg.EventMaxBytes, "event-max-bytes", cfg.EventMaxBytes, "bytes the events stream keeps (the oldest events are dropped beyond)")
 	f.Int64Var(&cfg.JournalMaxBytes, "journal-max-bytes", cfg.JournalMaxBytes, "bytes the completions journal may hold (it holds the last minutes' completions; when full, completions wait unacknowledged)")
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "copies JetStream keeps of every stream and bucket the scheduler writes: 3 on a NATS cluster (--nats-url) of three or more servers; 1 with the embedded server")
-	f.StringVar(&authFile, "auth", "", "auth file securing the embedded NATS server: the nkeys of its admins, clients and agents (see docs/OPERATIONS.md); without it anyone may connect")
+	f.StringVar(&authFile, "auth", "", "auth file securing the embedded NATS server: the nkeys of its admins, clients and agents (see docs/OPERATIONS.md); without it anyone may connect. SIGHUP reads it again: removed keys are disconnected at once, added ones may connect")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate the embedded NATS server presents; with --tls-key, every client must then use TLS (clients and agents take --tls-ca)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM key of --tls-cert")
 	f.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the certificate authority to trust when joining a NATS server (--nats-url) over TLS (default: the system's)")
@@ -147,9 +150,9 @@ func newServerCmd() *cobra.Command {
 // serve runs the scheduler until ctx ends (false, nil), it fails (the
 // error) or it loses the leader lease (true, nil). Start waits while
 // another server holds the lease.
-func serve(ctx context.Context, cfg server.Config, logger *slog.Logger) (lost bool, err error) {
+func serve(ctx context.Context, cfg *server.Config, hup <-chan os.Signal, authFile string, logger *slog.Logger) (lost bool, err error) {
 	logger.Info("starting", "name", cfg.Leader.Name, "lease_ttl", cfg.Leader.TTL)
-	srv, err := server.Start(ctx, cfg)
+	srv, err := server.Start(ctx, *cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			logger.Info("shutting down")
@@ -159,16 +162,41 @@ func serve(ctx context.Context, cfg server.Config, logger *slog.Logger) (lost bo
 	}
 	defer srv.Close()
 	logger.Info("serving", "nats_url", srv.URL(), "http", srv.HTTPAddr(), "epoch", srv.Epoch())
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down")
-		return false, nil
-	case err := <-srv.Fatal():
-		return false, fmt.Errorf("scheduler stopped: %w", err)
-	case <-srv.Lost():
-		logger.Warn("no longer the leader; stopping, then standing by", "err", srv.LeaseErr())
-		return true, nil
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("shutting down")
+			return false, nil
+		case err := <-srv.Fatal():
+			return false, fmt.Errorf("scheduler stopped: %w", err)
+		case <-srv.Lost():
+			logger.Warn("no longer the leader; stopping, then standing by", "err", srv.LeaseErr())
+			return true, nil
+		case <-hup:
+			reloadAuth(srv, cfg, authFile, logger)
+		}
 	}
+}
+
+// reloadAuth reads the --auth file again (on SIGHUP) and makes it the
+// embedded NATS server's users. A file that does not parse, or a server
+// that cannot take it, leaves the users in force as they were, and the
+// error is logged.
+func reloadAuth(srv *server.Server, cfg *server.Config, authFile string, logger *slog.Logger) {
+	if authFile == "" {
+		logger.Warn("SIGHUP: no --auth file to reload; nothing changed")
+		return
+	}
+	f, err := natsauth.ReadFile(authFile)
+	if err != nil {
+		logger.Error("SIGHUP: auth file not reloaded; the users in force stay", "file", authFile, "err", err)
+		return
+	}
+	if _, err := srv.ReloadAuth(f); err != nil {
+		logger.Error("SIGHUP: auth file not reloaded; the users in force stay", "file", authFile, "err", err)
+		return
+	}
+	cfg.Auth = f // a scheduler started again (after standing by) keeps it
 }
 
 // newLogger builds a text slog logger at the named level.

@@ -77,10 +77,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ErrReload is wrapped when the server refuses new options.
+var ErrReload = errors.New("natsembed: reload refused")
+
 // Server is a running embedded server.
 type Server struct {
 	*server.Server
-	js *server.JetStreamConfig // what JetStream started with
+	js   *server.JetStreamConfig // what JetStream started with
+	opts *server.Options         // what it started with, before the server's defaults
 }
 
 // Start starts a server and waits until it accepts connections.
@@ -109,6 +113,7 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 		}
 		opts.TLSConfig, opts.TLS, opts.TLSTimeout = tc, true, 2
 	}
+	base := opts.Clone()
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
@@ -122,7 +127,26 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 		logger.Info("embedded nats-server started", "url", s.ClientURL(), "store_dir", cfg.StoreDir)
 	}
 	return &Server{Server: s, js: &server.JetStreamConfig{StoreDir: opts.StoreDir, MaxMemory: opts.JetStreamMaxMemory,
-		MaxStore: opts.JetStreamMaxStore, SyncAlways: opts.SyncAlways}}, nil
+		MaxStore: opts.JetStreamMaxStore, SyncAlways: opts.SyncAlways}, opts: base}, nil
+}
+
+// SetUsers replaces the users allowed to connect (Config.Nkeys) while the
+// server runs. Connections of users no longer listed are closed with an
+// authorization violation (their reconnects are refused), and the new
+// permissions apply to those that stay. Not safe for concurrent use. A
+// server started without users cannot be given some (nor the reverse):
+// that would open or close it to everyone.
+func (s *Server) SetUsers(users []*server.NkeyUser) error {
+	if (len(s.opts.Nkeys) == 0) != (len(users) == 0) {
+		return fmt.Errorf("%w: a server started with %d users cannot be given %d: that would open it to anyone or close it to everyone", ErrReload, len(s.opts.Nkeys), len(users))
+	}
+	next := s.opts.Clone()
+	next.Nkeys = users
+	if err := s.ReloadOptions(next); err != nil {
+		return fmt.Errorf("%w: %w", ErrReload, err)
+	}
+	s.opts = next
+	return nil
 }
 
 // StopJetStream turns JetStream off, keeping its files, while the server

@@ -31,6 +31,11 @@ const Version = "0.1.0"
 type Server struct {
 	cfg      Config
 	embedded *natsembed.Server
+	// schedulerKey is the public nkey the scheduler's own connections use
+	// on an embedded server with users (see ReloadAuth); auth guards
+	// cfg.Auth's replacement.
+	schedulerKey string
+	auth         sync.Mutex
 	// nc carries JetStream (events, buckets), the configuration service
 	// and the job signals; svcConn the scheduler service (heartbeats and
 	// the operation API), on a connection of its own.
@@ -114,7 +119,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			if err != nil {
 				return nil, fmt.Errorf("the scheduler's nkey: %w", err)
 			}
-			ec.Nkeys = natsauth.Users(cfg.Auth, key.Public())
+			s.schedulerKey = key.Public()
+			ec.Nkeys = natsauth.Users(cfg.Auth, s.schedulerKey)
 			opts = append(opts, key.Option())
 		}
 		ec.TLSCertFile, ec.TLSKeyFile = cfg.TLSCert, cfg.TLSKey
