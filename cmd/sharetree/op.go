@@ -165,7 +165,7 @@ func newOpCmd() *cobra.Command {
 			// A submission that gets no answer is sent again with the
 			// same request id (see client.Submit): the command waits for
 			// every try.
-			return cf.with(cmd, client.SubmitDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
+			return cf.with(cmd, client.RetriedDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
 				id, err := asUser(c, user).SubmitRequest(ctx, spec, requestID)
 				if err != nil {
 					return err
@@ -188,7 +188,7 @@ func newOpCmd() *cobra.Command {
 			if err := checkOpID(cmd, args[0]); err != nil {
 				return err
 			}
-			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+			return cf.with(cmd, client.RetriedDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
 				st, err := c.Get(ctx, args[0])
 				if err != nil {
 					return err
@@ -214,7 +214,7 @@ func newOpCmd() *cobra.Command {
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit %d must be >= 0", limit)}
 			}
-			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+			return cf.with(cmd, client.RetriedDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
 				ops, err := c.List(ctx, req)
 				if err != nil {
 					return err
@@ -237,7 +237,7 @@ func newOpCmd() *cobra.Command {
 			if err := checkUser(abortUser); err != nil {
 				return err
 			}
-			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+			return cf.with(cmd, client.RetriedDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
 				st, err := asUser(c, abortUser).Abort(ctx, args[0], reason)
 				if err != nil {
 					return err

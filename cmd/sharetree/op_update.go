@@ -43,7 +43,7 @@ otherwise to every tree without a per-tree option.`,
 			if err := checkUser(user); err != nil {
 				return err
 			}
-			return cf.with(cmd, cf.timeout, func(ctx context.Context, c *client.Client) error {
+			return cf.with(cmd, client.RetriedDuration(cf.timeout), func(ctx context.Context, c *client.Client) error {
 				st, err := asUser(c, user).Update(ctx, args[0], req)
 				if err != nil {
 					return err

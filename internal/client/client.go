@@ -166,9 +166,10 @@ func retried(ctx context.Context, call func() error) error {
 	}
 }
 
-// SubmitDuration is the longest a Submit takes on a client whose requests
-// time out after timeout: every try, and the waits between them.
-func SubmitDuration(timeout time.Duration) time.Duration {
+// RetriedDuration is the longest a call that asks again (Submit, Get,
+// List, Abort, Update) takes on a client whose requests time out after
+// timeout: every try, and the waits between them.
+func RetriedDuration(timeout time.Duration) time.Duration {
 	d := time.Duration(submitTries) * timeout
 	for k, wait := 1, submitBackoff; k < submitTries; k, wait = k+1, wait*2 {
 		d += wait
@@ -230,14 +231,31 @@ func (c *Client) ListPage(ctx context.Context, req *pb.ListOperationsRequest) (*
 	return resp, nil
 }
 
-// Abort aborts an operation.
+// Abort aborts an operation, asking again (as Submit does) when no answer
+// comes or the answer is UNAVAILABLE. When an earlier try may have
+// aborted it (its answer lost, or the abort not stored yet) and a later
+// one finds it already ended, the operation's status is returned if it
+// is ABORTED: the abort took.
 func (c *Client) Abort(ctx context.Context, id, reason string) (*pb.OperationStatus, error) {
 	subj, err := c.opSubject(id, subjects.OpAbort)
 	if err != nil {
 		return nil, err
 	}
 	resp := &pb.AbortOperationResponse{}
-	if err := c.Call(ctx, subj, &pb.AbortOperationRequest{OperationId: id, Reason: reason}, resp); err != nil {
+	uncertain := false // an earlier try failed without a refusal
+	err = retried(ctx, func() error {
+		err := c.Call(ctx, subj, &pb.AbortOperationRequest{OperationId: id, Reason: reason}, resp)
+		var api *APIError
+		if uncertain && errors.As(err, &api) && api.Code() == pb.ErrorCode_ERROR_CODE_FAILED_PRECONDITION {
+			if st, gerr := c.Get(ctx, id); gerr == nil && st.GetState() == pb.OperationState_OPERATION_STATE_ABORTED {
+				resp.Status = st
+				return nil
+			}
+		}
+		uncertain = uncertain || err != nil
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return resp.GetStatus(), nil
@@ -253,7 +271,10 @@ func (c *Client) Update(ctx context.Context, id string, req *pb.UpdateOperationR
 	req = proto.Clone(req).(*pb.UpdateOperationRequest)
 	req.OperationId = id
 	resp := &pb.UpdateOperationResponse{}
-	if err := c.Call(ctx, subj, req, resp); err != nil {
+	// Asked again (as Submit does) when no answer comes or the answer is
+	// UNAVAILABLE: an update sets values, so one that took already takes
+	// again the same.
+	if err := retried(ctx, func() error { return c.Call(ctx, subj, req, resp) }); err != nil {
 		return nil, err
 	}
 	return resp.GetStatus(), nil
