@@ -175,6 +175,7 @@ func (l *loop) reply(m *nats.Msg) {
 	if l.failures > 0 {
 		a.log.Info("heartbeats resumed", "failed", l.failures)
 		l.failures = 0
+		a.counters.consecutiveFailures.Store(0)
 	}
 	if p := resp.GetHeartbeatPeriod().AsDuration(); p > 0 && p != l.asked {
 		l.asked = p
@@ -203,6 +204,7 @@ func (l *loop) fail(err error) {
 		c.hbUnanswered.Add(1)
 	}
 	l.failures++
+	c.consecutiveFailures.Store(uint64(l.failures))
 	if l.failures == 1 {
 		l.a.log.Warn("heartbeat failed; retrying every period", "err", err)
 	} else {

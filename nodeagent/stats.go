@@ -69,6 +69,9 @@ type Stats struct {
 	// HeartbeatPeriod is the period the agent heartbeats at now: its
 	// configured one until a response sets another.
 	HeartbeatPeriod time.Duration
+	// ConsecutiveFailures is the number of heartbeats that failed in a row
+	// since the last one answered (0 while heartbeats succeed).
+	ConsecutiveFailures uint64
 }
 
 // counters are updated from the loop, timers and process waiters without
@@ -80,6 +83,7 @@ type counters struct {
 	started, duplicates, completed, failed, aborted       atomic.Uint64
 	overCapacity, interrupts, interruptRepeats            atomic.Uint64
 	period                                                atomic.Int64 // time.Duration
+	consecutiveFailures                                   atomic.Uint64
 }
 
 // Stats returns a snapshot of the agent's counters.
@@ -94,7 +98,7 @@ func (a *Agent) Stats() Stats {
 		JobsStarted:      c.started.Load(), DuplicateStarts: c.duplicates.Load(),
 		JobsCompleted: c.completed.Load(), JobsFailed: c.failed.Load(), JobsAborted: c.aborted.Load(),
 		JobsOverCapacity: c.overCapacity.Load(), JobsInterrupted: c.interrupts.Load(), InterruptRepeats: c.interruptRepeats.Load(),
-		HeartbeatPeriod: time.Duration(c.period.Load()),
+		HeartbeatPeriod: time.Duration(c.period.Load()), ConsecutiveFailures: c.consecutiveFailures.Load(),
 	}
 	a.mu.Lock()
 	s.RunningJobs, s.UnackedFinishedJobs = len(a.running), len(a.finished)

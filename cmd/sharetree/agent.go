@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/sharetree/sharetree/internal/agenthttp"
 	"github.com/sharetree/sharetree/internal/natsauth"
 	"github.com/sharetree/sharetree/internal/wire"
 	"github.com/sharetree/sharetree/nodeagent"
@@ -33,6 +35,7 @@ type agentFlags struct {
 	logLevel  string
 	nkey      string
 	tlsCA     string
+	httpAddr  string
 }
 
 func newAgentCmd() *cobra.Command {
@@ -67,7 +70,7 @@ func newAgentCmd() *cobra.Command {
 			auth = append(auth, ca...)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runAgent(ctx, f.natsURL, cfg, cmd.ErrOrStderr(), level, auth...)
+			return runAgent(ctx, f.natsURL, f.httpAddr, cfg, cmd.ErrOrStderr(), level, auth...)
 		},
 	}
 	fl := cmd.Flags()
@@ -79,6 +82,7 @@ func newAgentCmd() *cobra.Command {
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for jobs' temporary directories (default the system temp dir)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the certificate authority to trust for a NATS server that requires TLS (default: the system's)")
+	fl.StringVar(&f.httpAddr, "http-addr", "", "host:port of the agent's HTTP listener: Prometheus /metrics (heartbeats, jobs, epoch, connection, labelled with the node) and /healthz (503 when NATS is down or the last 3 heartbeats failed); port 0 picks a free one; \"\" (the default) disables it")
 	fl.StringVar(&f.nkey, "nkey", "", "file holding this agent's nkey seed (`sharetree nkey` makes one), for a NATS server that requires it; the agent receives on its own inbox, _INBOX_<node-id>, either way")
 	return cmd
 }
@@ -100,6 +104,11 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	if err != nil {
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --resources: %w", err)}
 	}
+	if f.httpAddr != "" {
+		if _, port, err := net.SplitHostPort(f.httpAddr); err != nil || port == "" {
+			return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --http-addr %q: want host:port (port 0 picks a free one)", f.httpAddr)}
+		}
+	}
 	if f.period <= 0 {
 		// Validate takes 0 for the default; a flag of 0 is a mistake.
 		return nodeagent.Config{}, 0, usageError{fmt.Errorf("agent: --heartbeat-period: must be positive, got %s", f.period)}
@@ -117,8 +126,9 @@ func (f agentFlags) config() (nodeagent.Config, slog.Level, error) {
 	return cfg, level, nil
 }
 
-// runAgent connects to NATS and runs the agent until ctx is done.
-func runAgent(ctx context.Context, natsURL string, cfg nodeagent.Config, stderr io.Writer, level slog.Level, auth ...nats.Option) error {
+// runAgent connects to NATS and runs the agent until ctx is done, with
+// its HTTP listener on httpAddr unless that is empty.
+func runAgent(ctx context.Context, natsURL, httpAddr string, cfg nodeagent.Config, stderr io.Writer, level slog.Level, auth ...nats.Option) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = logger
 	log := logger.With("component", "nats", "node", cfg.NodeID)
@@ -145,6 +155,18 @@ func runAgent(ctx context.Context, natsURL string, cfg nodeagent.Config, stderr 
 	a, err := nodeagent.New(cfg, nc)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
+	}
+	if httpAddr != "" {
+		h, err := agenthttp.Listen(agenthttp.Config{Addr: httpAddr}, agenthttp.Source{Node: cfg.NodeID, Stats: a.Stats, Connected: nc.IsConnected})
+		if err != nil {
+			return fmt.Errorf("agent: --http-addr: %w", err)
+		}
+		defer func() {
+			if err := h.Close(); err != nil {
+				logger.Warn("http listener", "err", err)
+			}
+		}()
+		logger.Info("http listening", "addr", h.Addr(), "metrics", "http://"+h.Addr()+"/metrics", "health", "http://"+h.Addr()+"/healthz")
 	}
 	return a.Run(ctx)
 }

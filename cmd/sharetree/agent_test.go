@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +32,8 @@ func TestAgentBadFlagsExitTwo(t *testing.T) {
 			[]string{"--resources", `"disk=3"`}},
 		"bad amount":     {[]string{"agent", "--node-id", "n1", "--resources", "cpu=lots"}, []string{"--resources", `"cpu=lots"`}},
 		"zero resources": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=0"}, []string{"--resources", "positive"}},
+		"http addr without a port": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--http-addr", "localhost"},
+			[]string{"--http-addr", `"localhost"`, "host:port"}},
 		"zero period": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--heartbeat-period", "0s"},
 			[]string{"--heartbeat-period"}},
 		"bad period": {[]string{"agent", "--node-id", "n1", "--resources", "cpu=8", "--heartbeat-period", "often"},
@@ -81,7 +86,7 @@ func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	}
 
 	f := agentFlags{natsURL: srv.ClientURL(), nodeID: "node-7", resources: "cpu=8,memory=16Gi,user_slots=8",
-		tags: "gpu-less, rack-b", period: 20 * time.Millisecond, workDir: t.TempDir(), logLevel: "info"}
+		tags: "gpu-less, rack-b", period: 20 * time.Millisecond, workDir: t.TempDir(), logLevel: "info", httpAddr: "127.0.0.1:0"}
 	cfg, level, err := f.config()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +95,7 @@ func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	defer cancel()
 	var stderr testutil.LockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, f.natsURL, cfg, &stderr, level) }()
+	go func() { done <- runAgent(ctx, f.natsURL, f.httpAddr, cfg, &stderr, level) }()
 
 	var hb *pb.Heartbeat
 	select {
@@ -104,6 +109,21 @@ func TestAgentCommandHeartbeatsUntilCancelled(t *testing.T) {
 	if diff := cmp.Diff(want, hb, protocmp.Transform()); diff != "" {
 		t.Errorf("first heartbeat (-want +got):\n%s", diff)
 	}
+	// Its HTTP listener (--http-addr): healthy while heartbeats are
+	// answered, and the node's metrics.
+	var addr string
+	testutil.WaitFor(t, 10*time.Second, "the agent's http listener logged", func() bool {
+		m := regexp.MustCompile(`msg="http listening" addr=(\S+)`).FindStringSubmatch(stderr.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	})
+	testutil.WaitFor(t, 10*time.Second, "the agent's /healthz 200 and its metrics", func() bool {
+		code, _ := httpGet(t, "http://"+addr+"/healthz")
+		_, metrics := httpGet(t, "http://"+addr+"/metrics")
+		return code == http.StatusOK && strings.Contains(metrics, `sharetree_agent_leader_epoch{node="node-7"} 1`)
+	})
 	cancel()
 	select {
 	case err := <-done:
@@ -141,4 +161,16 @@ func TestAgentTagsMustBeFilterTags(t *testing.T) {
 	if d := cmp.Diff([]string{"gpu", "rack-1", "zone:a/b.c"}, cfg.Tags); d != "" {
 		t.Errorf("tags (-want +got):\n%s", d)
 	}
+}
+
+// httpGet returns a GET's status and body (0 and "" when it fails).
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
