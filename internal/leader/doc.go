@@ -9,6 +9,16 @@
 // ran out) or when no renewal succeeded for RenewDeadline; a standby tries
 // to take it every RetryPeriod, and at once when it sees it deleted.
 //
+// The NATS server expires the key on its wall clock; the servers measure
+// on their monotonic clocks. A step of the NATS server's clock (NTP, an
+// operator) can expire the key at once while its holder still leads. So a
+// standby that finds the key gone waits until TTL has passed, on its own
+// clock, since it last saw the key renewed (no wait after a release, a
+// delete, or when it never saw a renewal), and a holder whose renewal
+// finds the key gone while its lease is still valid writes it again. Two
+// servers never both hold the lease then; the holder keeps it
+// (TestALeaseExpiredEarlyStaysWithItsHolder).
+//
 // A lease alone does not fence: a leader paused past its TTL wakes up
 // believing it still leads. Two things make that safe. Valid reports
 // whether the last renewal sent is younger than RenewDeadline (measured on

@@ -50,6 +50,12 @@ type Lease struct {
 	done     chan struct{}
 	// hold pauses the renew loop (Pause).
 	hold chan chan struct{}
+
+	// What a standby saw of the key, on its own clock (see graceLeft).
+	seenMu   sync.Mutex
+	seenRev  uint64        // the last revision it saw written (0: none)
+	seenAt   time.Duration // when (since base) it first saw seenRev
+	released bool          // the key was deleted (released) since
 }
 
 // Acquire takes the lease, waiting as a standby while another server holds
@@ -77,15 +83,25 @@ func Acquire(ctx context.Context, js jetstream.JetStream, cfg Config) (*Lease, e
 	changed := l.watch(wctx)
 	retry := time.NewTicker(cfg.RetryPeriod)
 	defer retry.Stop()
-	waitingFor := ""
+	waitingFor, graceLogged := "", uint64(0)
 	for {
-		won, holder, err := l.try(ctx)
+		won, holder, grace, err := l.try(ctx)
+		var graceOver <-chan time.Time
 		switch {
 		case won:
 			go l.run()
 			return l, nil
 		case err != nil && ctx.Err() == nil:
 			cfg.Logger.Warn("leader lease not taken; trying again", "bucket", subjects.LeaderBucket, "err", err)
+		case grace > 0:
+			graceOver = time.After(grace)
+			// A short grace is the delay with which the standby saw the
+			// last renewal: an ordinary expiry, not worth a warning.
+			if rev := l.seen(); rev != graceLogged && grace >= cfg.TTL/4 {
+				graceLogged = rev
+				cfg.Logger.Warn("the leader lease is gone before its TTL ran out since its last renewal, as this server saw it (the NATS server's clock stepped forward?): waiting that long before taking it",
+					"holder", waitingFor, "wait", grace.Round(time.Millisecond))
+			}
 		case err == nil && holder != waitingFor:
 			waitingFor = holder
 			cfg.Logger.Info("standing by: another server holds the leader lease", "holder", holder, "ttl", cfg.TTL)
@@ -95,44 +111,96 @@ func Acquire(ctx context.Context, js jetstream.JetStream, cfg Config) (*Lease, e
 			return nil, fmt.Errorf("leader: waiting for the lease: %w", ctx.Err())
 		case <-retry.C:
 		case <-changed:
+		case <-graceOver:
 		}
 	}
 }
 
-// try takes the lease if it is free, or held under this server's name
-// while TakeOver is set; it returns the holder's name otherwise.
-func (l *Lease) try(ctx context.Context) (won bool, holder string, err error) {
+// observe records that the key was seen written at revision rev (a
+// renewal, when rev is new).
+func (l *Lease) observe(rev uint64) {
+	l.seenMu.Lock()
+	defer l.seenMu.Unlock()
+	if rev != l.seenRev {
+		l.seenRev, l.seenAt, l.released = rev, time.Since(l.base), false
+	}
+}
+
+// observeRelease records that the key was deleted: its holder released it.
+func (l *Lease) observeRelease() {
+	l.seenMu.Lock()
+	defer l.seenMu.Unlock()
+	l.released = true
+}
+
+// seen is the last revision the standby saw written.
+func (l *Lease) seen() uint64 {
+	l.seenMu.Lock()
+	defer l.seenMu.Unlock()
+	return l.seenRev
+}
+
+// graceLeft is how long a standby that finds the key gone still waits
+// before taking it: until TTL has passed, on its own monotonic clock,
+// since it last saw the key renewed. The NATS server expires the key on
+// its wall clock, so a step of that clock (NTP, an operator) can expire
+// it at once, while its holder, which measures its lease on its
+// monotonic clock, still acts as the leader; taking it then would make
+// two leaders. The holder, still valid, writes the key again at its next
+// renewal (see run), well within the grace. Without a renewal seen, or
+// after a release (a delete), there is no grace; after an ordinary
+// expiry it is about nothing, since the standby saw the last renewal
+// about when the server stored it.
+func (l *Lease) graceLeft() time.Duration {
+	l.seenMu.Lock()
+	defer l.seenMu.Unlock()
+	if l.seenRev == 0 || l.released {
+		return 0
+	}
+	return max(0, l.cfg.TTL-(time.Since(l.base)-l.seenAt))
+}
+
+// try takes the lease if it is free (and its grace, graceLeft, is over:
+// grace says how long is left otherwise), or held under this server's
+// name while TakeOver is set; it returns the holder's name otherwise.
+func (l *Lease) try(ctx context.Context) (won bool, holder string, grace time.Duration, err error) {
+	if grace = l.graceLeft(); grace > 0 {
+		if _, err := l.kv.Get(ctx, subjects.LeaseKey); errors.Is(err, jetstream.ErrKeyNotFound) {
+			return false, "", grace, nil
+		}
+	}
 	sent := time.Now()
 	rev, err := l.kv.Create(ctx, subjects.LeaseKey, []byte(l.value), jetstream.KeyTTL(l.cfg.TTL))
 	if err == nil {
 		l.taken(rev, sent)
 		l.cfg.Logger.Info("leader lease taken", "name", l.cfg.Name, "ttl", l.cfg.TTL)
-		return true, "", nil
+		return true, "", 0, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return false, "", err
+		return false, "", 0, err
 	}
 	e, err := l.kv.Get(ctx, subjects.LeaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, "", nil // gone meanwhile: the next try may take it
+		return false, "", 0, nil // gone meanwhile: the next try may take it
 	}
 	if err != nil {
-		return false, "", err
+		return false, "", 0, err
 	}
+	l.observe(e.Revision())
 	holder = holderName(string(e.Value()))
 	if !l.cfg.TakeOver || holder != l.cfg.Name {
-		return false, holder, nil
+		return false, holder, 0, nil
 	}
 	rev, err = l.write(ctx, e.Revision())
 	if err != nil {
 		if jsutil.CASConflict(err) {
-			return false, holder, nil
+			return false, holder, 0, nil
 		}
-		return false, holder, err
+		return false, holder, 0, err
 	}
 	l.taken(rev, sent)
 	l.cfg.Logger.Info("leader lease taken over from an earlier run of this server's name", "name", l.cfg.Name, "ttl", l.cfg.TTL)
-	return true, holder, nil
+	return true, holder, 0, nil
 }
 
 // taken records the lease as held at revision rev, written at sent.
@@ -186,10 +254,24 @@ func (l *Lease) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewPeriod)
 		rev, err := l.write(ctx, l.rev)
 		if err != nil && jsutil.CASConflict(err) {
-			// The write may have been stored with its answer lost: then the
-			// key holds this process's value.
-			if e, gerr := l.kv.Get(ctx, subjects.LeaseKey); gerr == nil && string(e.Value()) == l.value {
+			e, gerr := l.kv.Get(ctx, subjects.LeaseKey)
+			switch {
+			case gerr == nil && string(e.Value()) == l.value:
+				// The write was stored with its answer lost: the key holds
+				// this process's value.
 				rev, err = l.write(ctx, e.Revision())
+			case errors.Is(gerr, jetstream.ErrKeyNotFound):
+				// Gone though this process renewed it less than
+				// RenewDeadline (< TTL) ago on its monotonic clock: the
+				// NATS server expired it early, its wall clock stepped
+				// forward (or an operator deleted it). Nobody else took
+				// it: a standby waits out the TTL since the last renewal
+				// it saw (graceLeft). Taken again, if still free.
+				if crev, cerr := l.kv.Create(ctx, subjects.LeaseKey, []byte(l.value), jetstream.KeyTTL(l.cfg.TTL)); cerr == nil {
+					l.cfg.Logger.Warn("the leader lease was gone before its TTL ran out since its last renewal (the NATS server's clock stepped forward?); taken again",
+						"name", l.cfg.Name, "ttl", l.cfg.TTL)
+					rev, err = crev, nil
+				}
 			}
 		}
 		cancel()
@@ -299,7 +381,8 @@ func (l *Lease) end() bool {
 }
 
 // watch signals (without blocking) every change of the lease key other
-// than a renewal: a delete, a purge or the marker its TTL leaves. A watch
+// than a renewal: a delete, a purge or the marker its TTL leaves; it
+// records the renewals and deletes it sees (observe, observeRelease). A watch
 // that cannot start is logged; the standby then only retries on its timer.
 func (l *Lease) watch(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{}, 1)
@@ -318,8 +401,15 @@ func (l *Lease) watch(ctx context.Context) <-chan struct{} {
 				if !ok {
 					return
 				}
-				if e != nil && e.Operation() == jetstream.KeyValuePut {
+				if e == nil {
 					continue
+				}
+				switch e.Operation() {
+				case jetstream.KeyValuePut:
+					l.observe(e.Revision()) // a renewal, or a new holder
+					continue
+				case jetstream.KeyValueDelete:
+					l.observeRelease()
 				}
 				select {
 				case out <- struct{}{}:

@@ -315,3 +315,40 @@ func TestAcquireRefusesABadConfig(t *testing.T) {
 		t.Fatalf("Acquire = %v, want ErrInvalidConfig", err)
 	}
 }
+
+// TestALeaseExpiredEarlyStaysWithItsHolder (reliability test 21, lease
+// double-ownership): the NATS server expires the lease key on its wall
+// clock, so a step of that clock expires it at once, while its holder,
+// which measures its lease on its monotonic clock, still leads. Here the
+// key is purged (the same event for a standby: the key gone before its
+// TTL). The standby waits out the TTL since the last renewal it saw
+// instead of taking it; the holder takes it again at its next renewal and
+// keeps leading. Once the holder dies, the standby takes over as usual.
+func TestALeaseExpiredEarlyStaysWithItsHolder(t *testing.T) {
+	js := testJS(t)
+	a := acquire(t, js, cfg("a", 2*time.Second))
+	b := campaign(t, js, cfg("b", 2*time.Second))
+	renewals(t, js, 2) // the standby has seen the holder renew
+	kv, err := js.KeyValue(context.Background(), subjects.LeaderBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(context.Background(), subjects.LeaseKey); err != nil {
+		t.Fatal(err)
+	}
+	// The holder writes the key again, and renews it for well past the
+	// standby's grace (a TTL, 2 s).
+	testutil.WaitFor(t, wait, "the holder to take the key again", func() bool {
+		e, err := kv.Get(context.Background(), subjects.LeaseKey)
+		return err == nil && strings.HasPrefix(string(e.Value()), "a ")
+	})
+	renewals(t, js, 6)
+	if !b.waiting() {
+		t.Fatal("the standby took a lease its holder still held (expired early on the server)")
+	}
+	if !a.Valid() || a.Err() != nil {
+		t.Fatalf("the holder: valid %v, err %v; want it still leading", a.Valid(), a.Err())
+	}
+	a.Abandon()
+	b.lease(t)
+}
