@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,22 +53,7 @@ func TestWallClockStepsChangeNothing(t *testing.T) {
 	if os.Getenv(clockStepEnv) == "" {
 		t.Skipf("steps the machine's wall clock; set %s=1 to run it", clockStepEnv)
 	}
-	var stepped time.Duration
-	step := func(d time.Duration) {
-		t.Helper()
-		tv := syscall.NsecToTimeval(time.Now().Add(d).UnixNano())
-		if err := syscall.Settimeofday(&tv); err != nil {
-			t.Fatalf("step the wall clock by %s: %v (needs CAP_SYS_TIME)", d, err)
-		}
-		stepped += d
-		t.Logf("stepped the wall clock by %s", d)
-	}
-	step(0) // permission check
-	t.Cleanup(func() {
-		if stepped != 0 {
-			step(-stepped)
-		}
-	})
+	step := stepWallClock(t)
 
 	dir, port := t.TempDir(), freePort(t)
 	trees := writeFile(t, "trees.yaml", "version: 1\ntrees:\n  - name: physical\n    config: {fair_share_update_period: 50ms}\n    pools:\n      - {name: a}\n")
@@ -181,4 +167,70 @@ func startSkewedAgent(t *testing.T, url, id string, skew time.Duration, rate flo
 		return origin.Add(skew + time.Duration(rate*float64(time.Since(origin))))
 	}
 	return servertest.RunAgent(t, nc, cfg)
+}
+
+// stepWallClock steps this machine's wall clock by d for the rest of the
+// test (it needs CAP_SYS_TIME); the test's cleanup steps it back.
+func stepWallClock(t *testing.T) func(d time.Duration) {
+	t.Helper()
+	var stepped time.Duration
+	step := func(d time.Duration) {
+		t.Helper()
+		tv := syscall.NsecToTimeval(time.Now().Add(d).UnixNano())
+		if err := syscall.Settimeofday(&tv); err != nil {
+			t.Fatalf("step the wall clock by %s: %v (needs CAP_SYS_TIME)", d, err)
+		}
+		stepped += d
+		t.Logf("stepped the wall clock by %s", d)
+	}
+	step(0) // permission check
+	t.Cleanup(func() {
+		if stepped != 0 {
+			step(-stepped)
+		}
+	})
+	return step
+}
+
+// TestWallClockStepKeepsOneLeader (reliability test 21, lease
+// double-ownership): a leader and a standby share a NATS server on this
+// machine (lease TTL 3 s) while an agent runs jobs; the wall clock steps
+// 30 s forward, then back. The NATS server times the lease key's TTL on
+// the wall clock, the schedulers on their monotonic clocks: the standby
+// never serves, the leader never loses its lease, and the agent stays on
+// the leader's epoch with no job aborted. Whether the NATS server expired
+// the key early (the leader then writes it again, the standby waits out
+// the TTL since the last renewal it saw) is logged.
+func TestWallClockStepKeepsOneLeader(t *testing.T) {
+	if os.Getenv(clockStepEnv) == "" {
+		t.Skipf("steps the machine's wall clock; set %s=1 to run it", clockStepEnv)
+	}
+	step := stepWallClock(t)
+	f := startFailoverPair(t)
+	a, b, agent := f.a, f.b, f.agent
+	takenAgain := regexp.MustCompile(`lease was gone before its TTL ran out .*; taken again`)
+	waited := regexp.MustCompile(`lease is gone before its TTL ran out since its last renewal`)
+	oneLeader := func(when string, d time.Duration) {
+		t.Helper()
+		// Through four TTLs on the monotonic clock, and 40 heartbeats.
+		from, ok := time.Now(), agent.Stats().HeartbeatsOK
+		testutil.WaitFor(t, 60*time.Second, when+": four lease TTLs and 40 heartbeats", func() bool {
+			return time.Since(from) >= d && agent.Stats().HeartbeatsOK >= ok+40
+		})
+		if b.logged(servingLine, nil) || b.logged(regexp.MustCompile(`leader lease taken`), nil) {
+			t.Fatalf("%s: the standby took the lease while the leader led:\n%s", when, b.stderr())
+		}
+		if strings.Contains(a.stderr(), "leader lease lost") {
+			t.Fatalf("%s: the leader lost its lease:\n%s", when, a.stderr())
+		}
+		if st := agent.Stats(); st.LeaderEpoch != a.epoch || st.JobsAborted != 0 {
+			t.Fatalf("%s: agent on epoch %d with %d jobs aborted; want epoch %d, none aborted", when, st.LeaderEpoch, st.JobsAborted, a.epoch)
+		}
+		t.Logf("%s: the leader wrote the expired key again: %v; the standby waited out a grace: %v",
+			when, a.logged(takenAgain, nil), b.logged(waited, nil))
+	}
+	step(clockStep)
+	oneLeader("after stepping the clock 30s forward", 12*time.Second)
+	step(-clockStep)
+	oneLeader("after stepping it back", 12*time.Second)
 }
