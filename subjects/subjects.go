@@ -17,6 +17,10 @@ const (
 	// before their finish is acknowledged to their node (one subject,
 	// Completions).
 	CompletionsStream = "SHARETREE_COMPLETIONS"
+	// DashboardStream keeps the dashboard's samples of each tree
+	// (DashboardSamples) for as long as its charts go back, so that a new
+	// leader's charts start where its predecessor's were.
+	DashboardStream = "SHARETREE_DASHBOARD"
 	// OperationsBucket holds one key per operation (its spec and state).
 	OperationsBucket = "sharetree-operations"
 	// SchedulerBucket holds the leader epoch and other scheduler-wide keys.
@@ -228,6 +232,18 @@ func Completions() string { return join(Prefix, "journal", "completions") }
 // the leader's batches (a batch is stored only while it is the subject's
 // last message).
 func CompletionsFence() string { return join(Prefix, "journal", "fence") }
+
+// DashboardSamples is the subject of one tree's dashboard samples.
+func DashboardSamples(tree string) (string, error) {
+	if err := ValidateToken("tree", tree); err != nil {
+		return "", err
+	}
+	return join(Prefix, "dashboard", tree), nil
+}
+
+// DashboardSamplesAll matches every tree's dashboard samples (the
+// stream's subject).
+func DashboardSamplesAll() string { return join(Prefix, "dashboard", "*") }
 
 // EventsAll matches every event of every tree (the stream's subject).
 func EventsAll() string { return join(Prefix, "events", ">") }

@@ -58,7 +58,7 @@ func TestEventsRoundTrip(t *testing.T) {
 
 func TestFixedSubjects(t *testing.T) {
 	got := []string{OpSubmit(), OpList(), NodeHeartbeatAll(), OpAll(OpGet), EventsAll(), Completions(), CompletionsFence(),
-		KVKey(LeaderBucket, LeaseKey), KVKey(OperationsBucket, FenceKey), KVKey(SchedulerBucket, EpochKey)}
+		KVKey(LeaderBucket, LeaseKey), KVKey(OperationsBucket, FenceKey), KVKey(SchedulerBucket, EpochKey), DashboardSamplesAll()}
 	want := []string{
 		"sharetree.v1.op.submit",
 		"sharetree.v1.op.list",
@@ -70,9 +70,16 @@ func TestFixedSubjects(t *testing.T) {
 		"$KV.sharetree-leader.lease",
 		"$KV.sharetree-operations.fence",
 		"$KV.sharetree-scheduler.epoch",
+		"sharetree.v1.dashboard.*",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if d, err := DashboardSamples("physical"); err != nil || d != "sharetree.v1.dashboard.physical" {
+		t.Errorf("DashboardSamples = %q, %v", d, err)
+	}
+	if _, err := DashboardSamples("a.b"); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("DashboardSamples(a.b): %v, want ErrInvalidToken", err)
 	}
 	f, err := EventsFilter("", EventJob)
 	if err != nil || f != "sharetree.v1.events.*.job" {

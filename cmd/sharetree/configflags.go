@@ -29,6 +29,7 @@ var serverFlags = map[string]string{
 	"MaxStore":                     "max-store",
 	"EventMaxBytes":                "event-max-bytes",
 	"JournalMaxBytes":              "journal-max-bytes",
+	"DashboardMaxBytes":            "dashboard-max-bytes",
 	"Auth":                         "auth",
 	"NKey":                         "nkey",
 	"TLSCert":                      "tls-cert",

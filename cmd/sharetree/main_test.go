@@ -197,6 +197,7 @@ func TestServerBadFlags(t *testing.T) {
 		{"server", "--max-store", "0"},
 		{"server", "--event-max-bytes", "0"},
 		{"server", "--journal-max-bytes", "-1"},
+		{"server", "--dashboard-max-bytes", "0"},
 		{"server", "--dashboard-pools", "0"},
 		{"server", "--max-heartbeat-passes", "-1"},
 		{"server", "--fair-share-event-period", "0s"},

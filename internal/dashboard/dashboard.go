@@ -30,6 +30,8 @@ type Dashboard struct {
 	history *History
 	logger  *slog.Logger
 	pages   *pages
+	// archive, when set, keeps the samples across leaders (SetArchive).
+	archive Archive
 }
 
 // New returns a Dashboard reading src, and o for the list of trees;
@@ -61,13 +63,20 @@ func (d *Dashboard) Sample() {
 			d.logger.Debug("tree not sampled", "tree", tree, "err", err)
 			continue
 		}
-		d.history.Record(tree, in.Result)
+		recorded := d.history.Record(tree, in.Result)
 		in.Release()
+		if recorded && d.archive != nil {
+			d.archive.Append(d.history.Latest(tree))
+		}
 	}
 }
 
-// Run samples every Resolution until ctx ends.
+// Run samples every Resolution until ctx ends, after restoring the
+// history from the archive, if there is one.
 func (d *Dashboard) Run(ctx context.Context) {
+	if d.archive != nil {
+		d.restore(ctx)
+	}
 	t := time.NewTicker(d.cfg.Resolution)
 	defer t.Stop()
 	d.Sample()

@@ -17,8 +17,10 @@
 // The history is kept in memory by the leading scheduler (History): a
 // Sampler reads each tree's latest fair-share update every
 // Config.Resolution and keeps Config.Window of samples of at most
-// Config.MaxPools pools per tree. It starts empty when a server starts to
-// lead; the events stream keeps the durable record of fair shares
-// (`sharetree events --kind fairshare`). Pages refresh themselves every
-// Config.Refresh.
+// Config.MaxPools pools per tree. With an Archive (SetArchive), each
+// sample is also appended to it, and a server that starts to lead loads it
+// back before it samples, so that its charts go back as far as its
+// predecessor's; without one it starts empty. The events stream keeps the
+// durable record of fair shares (`sharetree events --kind fairshare`).
+// Pages refresh themselves every Config.Refresh.
 package dashboard

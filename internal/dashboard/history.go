@@ -76,11 +76,7 @@ func (h *History) Record(tree string, res *scheduler.Result) bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	th := h.trees[tree]
-	if th == nil {
-		th = &treeHistory{slots: map[string]int32{}}
-		h.trees[tree] = th
-	}
+	th := h.tree(tree)
 	if n := len(th.samples); n > 0 {
 		last := th.samples[n-1].at
 		if res.Now.Before(last) {
@@ -89,8 +85,25 @@ func (h *History) Record(tree string, res *scheduler.Result) bool {
 			return false
 		}
 	}
-	th.samples = append(th.samples, sample{at: res.Now, points: th.points(res, h.cfg.MaxPools)})
-	cut := res.Now.Add(-h.cfg.Window)
+	h.add(th, sample{at: res.Now, points: th.points(res, h.cfg.MaxPools)})
+	return true
+}
+
+// tree is the history of tree, made empty if there is none.
+func (h *History) tree(tree string) *treeHistory {
+	th := h.trees[tree]
+	if th == nil {
+		th = &treeHistory{slots: map[string]int32{}}
+		h.trees[tree] = th
+	}
+	return th
+}
+
+// add appends s to th, newer than its last sample, and drops the samples
+// beyond Window (or beyond its count) before it.
+func (h *History) add(th *treeHistory, s sample) {
+	th.samples = append(th.samples, s)
+	cut := s.at.Add(-h.cfg.Window)
 	drop := 0
 	for drop < len(th.samples) && th.samples[drop].at.Before(cut) {
 		drop++
@@ -105,7 +118,17 @@ func (h *History) Record(tree string, res *scheduler.Result) bool {
 		th.compact()
 		th.compactAt = 2 * len(th.names)
 	}
-	return true
+}
+
+// slot is name's slot, a new one if it has none.
+func (th *treeHistory) slot(name string) int32 {
+	slot, ok := th.slots[name]
+	if !ok {
+		slot = int32(len(th.names))
+		th.slots[name] = slot
+		th.names = append(th.names, name)
+	}
+	return slot
 }
 
 // points picks the root and the pools nearest to it (by depth, then in
@@ -123,13 +146,7 @@ func (th *treeHistory) points(res *scheduler.Result, maxPools int) []point {
 	out := make([]point, 0, len(picked))
 	for _, i := range picked {
 		e := &res.Elements[i]
-		slot, ok := th.slots[e.Name]
-		if !ok {
-			slot = int32(len(th.names))
-			th.slots[e.Name] = slot
-			th.names = append(th.names, e.Name)
-		}
-		p := point{slot: slot, starvation: uint8(e.StarvationStatus), usage: toVec32(&e.ResourceUsage), demand: toVec32(&e.ResourceDemand)}
+		p := point{slot: th.slot(e.Name), starvation: uint8(e.StarvationStatus), usage: toVec32(&e.ResourceUsage), demand: toVec32(&e.ResourceDemand)}
 		var fair scheduler.Resources
 		for k := range fair {
 			fair[k] = e.FairShare.Total[k] * res.Total[k]

@@ -57,10 +57,16 @@ type Config struct {
 	// unacknowledged, reported again by their nodes, instead of old ones
 	// being lost.
 	JournalMaxBytes int64
+	// DashboardMaxBytes bounds the dashboard stream (default 256 MiB),
+	// which keeps the dashboard's samples for Dashboard.Window so that a
+	// new leader's charts go back as far as its predecessor's; the oldest
+	// samples are dropped beyond it (about 40 kB per tree and sample at
+	// 200 pools: 256 MiB is about 9 trees' hour at a 5 s resolution).
+	DashboardMaxBytes int64
 	// MaxStore is how many bytes of disk the embedded NATS server's
 	// JetStream may use (default 8 GiB; it does not apply with NATSURL,
-	// whose operator sets the limits). The events stream and the journal
-	// reserve their limits out of it; the buckets (operations, the
+	// whose operator sets the limits). The events stream, the journal and
+	// the dashboard stream reserve their limits out of it; the buckets (operations, the
 	// scheduler's state, the configuration, the lease) share the rest.
 	// When it is used up, the writes that need more are refused: the
 	// scheduler fails closed (no job starts) until space is freed.
@@ -131,6 +137,7 @@ func DefaultConfig() Config {
 		EventRetention:     24 * time.Hour,
 		EventMaxBytes:      1 << 30,
 		JournalMaxBytes:    1 << 30,
+		DashboardMaxBytes:  256 << 20,
 		MaxStore:           natsembed.DefaultMaxStore,
 		EventBuffer:        1 << 16,
 		GCPercent:          400,
@@ -193,9 +200,11 @@ func (c *Config) Validate() error {
 		return bad("JournalMaxBytes", "must be positive, got %d", c.JournalMaxBytes)
 	case c.NATSURL == "" && c.MaxStore <= 0:
 		return bad("MaxStore", "must be positive, got %d", c.MaxStore)
-	case c.NATSURL == "" && c.MaxStore <= c.EventMaxBytes+c.JournalMaxBytes:
-		return bad("MaxStore", "must exceed what the events stream (%d bytes) and the completions journal (%d bytes) reserve of it, got %d (the buckets need the rest)",
-			c.EventMaxBytes, c.JournalMaxBytes, c.MaxStore)
+	case c.DashboardMaxBytes <= 0:
+		return bad("DashboardMaxBytes", "must be positive, got %d", c.DashboardMaxBytes)
+	case c.NATSURL == "" && c.MaxStore <= c.EventMaxBytes+c.JournalMaxBytes+c.DashboardMaxBytes:
+		return bad("MaxStore", "must exceed what the events stream (%d bytes), the completions journal (%d bytes) and the dashboard stream (%d bytes) reserve of it, got %d (the buckets need the rest)",
+			c.EventMaxBytes, c.JournalMaxBytes, c.DashboardMaxBytes, c.MaxStore)
 	case c.GCPercent < 0:
 		return bad("GCPercent", "must be >= 0, got %d", c.GCPercent)
 	case c.EventBuffer <= 0:

@@ -21,7 +21,8 @@ func TestConfigValidate(t *testing.T) {
 		"no data dir":                   func(c *server.Config) { c.DataDir = "" },
 		"no journal bytes":              func(c *server.Config) { c.JournalMaxBytes = 0 },
 		"no store":                      func(c *server.Config) { c.MaxStore = 0 },
-		"store below what streams take": func(c *server.Config) { c.MaxStore = c.EventMaxBytes + c.JournalMaxBytes },
+		"store below what streams take": func(c *server.Config) { c.MaxStore = c.EventMaxBytes + c.JournalMaxBytes + c.DashboardMaxBytes },
+		"no dashboard bytes":            func(c *server.Config) { c.DashboardMaxBytes = 0 },
 	} {
 		cfg := server.DefaultConfig()
 		cfg.DataDir, cfg.Trees = "data", trees

@@ -19,6 +19,15 @@ func (s *Server) counters() []prometheus.Collector {
 			Name: "sharetree_requests_rejected_total",
 			Help: "API requests refused for a bad subject, payload or field (answered INVALID_ARGUMENT and the like), or because the server is not the leader (UNAVAILABLE).",
 		}, func() float64 { return float64(s.rejected.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sharetree_dashboard_samples_not_archived_total",
+			Help: "Dashboard samples not published to the dashboard stream (a new leader's charts miss them).",
+		}, func() float64 {
+			if s.dashArchive == nil {
+				return 0
+			}
+			return float64(s.dashArchive.failed.Load())
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharetree_leader_epoch",
 			Help: "The leader epoch this server took when it became the leader.",

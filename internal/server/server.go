@@ -69,6 +69,7 @@ type Server struct {
 	http      *httpServer
 	// dashCancel stops the dashboard's sampler; dashDone is closed when
 	// it stopped.
+	dashArchive *dashboardArchive // nil without one
 	dashCancel  context.CancelFunc
 	dashDone    chan struct{}
 	watchCancel context.CancelFunc
@@ -278,6 +279,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		d, err := dashboard.New(s.sys, o, cfg.Dashboard, cfg.Logger)
 		if err != nil {
 			return nil, err
+		}
+		// The charts' history outlives this leader in the dashboard
+		// stream; without it, it starts empty (nothing else depends on it).
+		if err := ensureDashboardStream(ctx, js, cfg.Dashboard.Window, cfg.DashboardMaxBytes, cfg.Replicas); err != nil {
+			cfg.Logger.Warn("the dashboard's history will not be kept for the next leader", "err", err)
+		} else {
+			s.dashArchive = &dashboardArchive{js: js, logger: cfg.Logger.With("component", "dashboard")}
+			d.SetArchive(s.dashArchive)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.dashCancel, s.dashDone = cancel, make(chan struct{})

@@ -29,7 +29,7 @@ import (
 // bucket) and the operation runs to completion, each job started once.
 func TestSchedulerFailsClosedWhileJetStreamIsFull(t *testing.T) {
 	srv, nc := servertest.Start(t, treesYAML, func(c *server.Config) {
-		c.MaxStore, c.EventMaxBytes, c.JournalMaxBytes = 64<<20, 8<<20, 8<<20
+		c.MaxStore, c.EventMaxBytes, c.JournalMaxBytes, c.DashboardMaxBytes = 64<<20, 8<<20, 8<<20, 8<<20
 		c.Actors.HeartbeatPeriod = 50 * time.Millisecond
 		c.Actors.ProgressPersistPeriod = 100 * time.Millisecond
 		c.StorageProbePeriod = 50 * time.Millisecond
