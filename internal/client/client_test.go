@@ -18,8 +18,7 @@ import (
 )
 
 // scheduler answers submissions on a real NATS server as answer says
-// (nil: no answer, as a scheduler too slow or a lost reply), recording
-// the request ids it saw.
+// (nil: no answer, see respond), recording the request ids it saw.
 type scheduler struct {
 	mu   sync.Mutex
 	seen []string
@@ -27,37 +26,21 @@ type scheduler struct {
 
 func (s *scheduler) serve(t *testing.T, nc *nats.Conn, answer func(n int) (*pb.StartOperationResponse, *pb.Error)) {
 	t.Helper()
-	sub, err := nc.Subscribe(subjects.OpSubmit(), func(m *nats.Msg) {
+	respond(t, nc, subjects.OpSubmit(), func(n int, data []byte) (proto.Message, *pb.Error) {
 		req := &pb.StartOperationRequest{}
-		if err := proto.Unmarshal(m.Data, req); err != nil {
+		if err := proto.Unmarshal(data, req); err != nil {
 			t.Errorf("decode: %v", err)
-			return
+			return nil, nil
 		}
 		s.mu.Lock()
 		s.seen = append(s.seen, req.GetRequestId())
-		n := len(s.seen)
 		s.mu.Unlock()
 		resp, e := answer(n)
-		if resp == nil && e == nil {
-			return
+		if resp == nil {
+			return nil, e // not a typed nil in the interface
 		}
-		msg := &nats.Msg{Subject: m.Reply}
-		if resp != nil {
-			msg.Data, _ = proto.Marshal(resp)
-		}
-		if err := wire.PublishReply(nc, msg, e); err != nil {
-			t.Errorf("reply: %v", err)
-		}
+		return resp, e
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	// The client asks on another connection: the server must hold the
-	// subscription before that, or the first request finds no responder.
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (s *scheduler) requestIDs() []string {
@@ -128,13 +111,15 @@ func TestRetriedDurationCoversEveryTry(t *testing.T) {
 	}
 }
 
-// respond answers requests on subject as answer says for the n-th (nil,
-// nil: no answer) and counts them.
-func respond(t *testing.T, nc *nats.Conn, subject string, answer func(n int) (proto.Message, *pb.Error)) *atomic.Int64 {
+// respond answers requests on subject as answer says for the n-th, given
+// its payload (nil, nil: no answer, as a scheduler too slow or a lost
+// reply), and counts them. The subscription is flushed: the client asks
+// on another connection, and the server must hold it before that.
+func respond(t *testing.T, nc *nats.Conn, subject string, answer func(n int, data []byte) (proto.Message, *pb.Error)) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		resp, e := answer(int(n.Add(1)))
+		resp, e := answer(int(n.Add(1)), m.Data)
 		if resp == nil && e == nil {
 			return
 		}
@@ -191,8 +176,8 @@ func TestAbortAndUpdateRetry(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nc := testutil.Connect(t, srv)
-			tries := respond(t, nc, abortSubj, c.abort)
-			respond(t, nc, getSubj, func(int) (proto.Message, *pb.Error) { return aborted, nil })
+			tries := respond(t, nc, abortSubj, func(n int, _ []byte) (proto.Message, *pb.Error) { return c.abort(n) })
+			respond(t, nc, getSubj, func(int, []byte) (proto.Message, *pb.Error) { return aborted, nil })
 			cl := New(testutil.Connect(t, srv), 300*time.Millisecond)
 			st, err := cl.Abort(context.Background(), id, "")
 			var api *APIError
@@ -209,7 +194,7 @@ func TestAbortAndUpdateRetry(t *testing.T) {
 	}
 
 	nc := testutil.Connect(t, srv)
-	tries := respond(t, nc, updateSubj, func(n int) (proto.Message, *pb.Error) {
+	tries := respond(t, nc, updateSubj, func(n int, _ []byte) (proto.Message, *pb.Error) {
 		if n == 1 {
 			return nil, nil
 		}
