@@ -151,7 +151,7 @@ func TestRestoreRefusesBadSamples(t *testing.T) {
 			s := good()
 			c.mutate(s)
 			ok, err := h.Restore(s)
-			if ok || !errors.Is(err, ErrBadSample) || !contains(err.Error(), c.want) {
+			if ok || !errors.Is(err, ErrBadSample) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Restore: %v, %v; want ErrBadSample naming %q", ok, err, c.want)
 			}
 			if _, n := h.Series("physical", scheduler.RootID); n != 0 {
@@ -176,5 +176,3 @@ func (f *fakeSource) Trees() []string {
 func (f *fakeSource) Introspect(tree string, _ actors.Scope) (*actors.TreeIntrospection, error) {
 	return &actors.TreeIntrospection{Tree: tree, Result: f.trees[tree]}, nil
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
