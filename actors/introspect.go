@@ -38,6 +38,10 @@ type TreeIntrospection struct {
 	// Operations are the admitted operations Scope selects, sorted by id
 	// (with Scope.Pending, in the queues' order instead).
 	Operations []OperationIntrospection
+	// Reviving is true while a restarted scheduler waits for the nodes to
+	// report their jobs (Config.JobRevivalTimeout): Result may miss jobs
+	// that run, so its usage is too low.
+	Reviving bool
 }
 
 // Release ends the lease on Result: neither Result nor anything read from
@@ -97,7 +101,7 @@ type introspectTree struct{ scope Scope }
 // introspect builds the snapshot; it runs in the tree actor.
 func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 	res, release := t.ledger.results.acquire()
-	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats}
+	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats, Reviving: t.ledger.holding(t.cfg.Now())}
 	out.Updates.RecycledResults, out.Updates.AllocatedResults = t.ledger.results.counts()
 	out.Updates.StateWrites, out.Updates.StateWriteFailures = t.writer.writes.Load(), t.writer.failures.Load()
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})

@@ -161,8 +161,12 @@ func TestRestoreRefusesBadSamples(t *testing.T) {
 	}
 }
 
-// fakeSource serves fixed results.
-type fakeSource struct{ trees map[string]*scheduler.Result }
+// fakeSource serves fixed results; the trees in reviving are being
+// revived.
+type fakeSource struct {
+	trees    map[string]*scheduler.Result
+	reviving map[string]bool
+}
 
 func (f *fakeSource) Trees() []string {
 	var out []string
@@ -174,5 +178,5 @@ func (f *fakeSource) Trees() []string {
 }
 
 func (f *fakeSource) Introspect(tree string, _ actors.Scope) (*actors.TreeIntrospection, error) {
-	return &actors.TreeIntrospection{Tree: tree, Result: f.trees[tree]}, nil
+	return &actors.TreeIntrospection{Tree: tree, Result: f.trees[tree], Reviving: f.reviving[tree]}, nil
 }

@@ -53,7 +53,10 @@ func New(src Source, o *orchid.Orchid, cfg Config, logger *slog.Logger) (*Dashbo
 
 // Sample records every live tree's latest fair-share update (see
 // History.Record) and forgets the trees that are gone. A tree that does
-// not answer is skipped until the next sample.
+// not answer is skipped until the next sample, and so is a tree whose
+// restarted scheduler still waits for the nodes to report their jobs
+// (TreeIntrospection.Reviving): its usage would chart a dip that did not
+// happen, so its charts show a gap instead.
 func (d *Dashboard) Sample() {
 	trees := d.src.Trees()
 	d.history.Retain(trees)
@@ -61,6 +64,11 @@ func (d *Dashboard) Sample() {
 		in, err := d.src.Introspect(tree, actors.Scope{})
 		if err != nil {
 			d.logger.Debug("tree not sampled", "tree", tree, "err", err)
+			continue
+		}
+		if in.Reviving {
+			in.Release()
+			d.logger.Debug("tree not sampled: its jobs are being revived", "tree", tree)
 			continue
 		}
 		recorded := d.history.Record(tree, in.Result)

@@ -109,6 +109,7 @@ func (d *Dashboard) treePage(w http.ResponseWriter, r *http.Request) {
 	p := buildTreePage(in, d.cfg.MaxRows)
 	in.Release()
 	p.page = d.page("Tree "+p.Tree, link{Text: p.Tree, Href: treeHref(p.Tree)})
+	p.Reviving = in.Reviving // (not leased)
 	d.render(w, "tree", p)
 }
 
@@ -149,6 +150,7 @@ func (d *Dashboard) poolPage(w http.ResponseWriter, r *http.Request) {
 	p := buildPoolPage(in, pool, res, series, samples, d.cfg)
 	in.Release()
 	p.page = d.page("Pool "+pool+" of "+p.Tree, link{Text: p.Tree, Href: treeHref(p.Tree)}, link{Text: pool, Href: poolHref(p.Tree, pool)})
+	p.Reviving = in.Reviving // (not leased)
 	d.render(w, "pool", p)
 }
 

@@ -43,6 +43,9 @@ type page struct {
 	Refresh int
 	// Crumbs lead from the dashboard's start to this page.
 	Crumbs []link
+	// Reviving: the tree's scheduler took over recently and waits for
+	// the nodes to report their jobs (actors.TreeIntrospection.Reviving).
+	Reviving bool
 }
 
 type link struct{ Text, Href string }
