@@ -514,9 +514,11 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	now := t.cfg.Now()
 	if now.Sub(t.lastFairShareEvent) >= t.cfg.FairShareEventPeriod {
 		t.lastFairShareEvent = now
+		snap := fairShareSnapshot(m.res, m.ops, m.nodes)
+		snap.Reviving = t.ledger.holding(now)
 		t.deps.Events.Publish(t.spec.Name, subjects.EventFairShare, &pb.Event{
 			Time: timestamppb.New(now), Tree: t.spec.Name,
-			Kind: &pb.Event_FairShare{FairShare: fairShareSnapshot(m.res, m.ops, m.nodes)},
+			Kind: &pb.Event_FairShare{FairShare: snap},
 		})
 	}
 }

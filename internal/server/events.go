@@ -218,7 +218,7 @@ func encodeParts(ev *pb.Event, snap *pb.FairShareSnapshot, n, maxBytes int) ([]e
 		lo, hi := k*len(pools)/n, (k+1)*len(pools)/n
 		part := &pb.Event{Id: fmt.Sprintf("%s.%d", ev.GetId(), k+1), Time: ev.GetTime(), Tree: ev.GetTree(), LeaderEpoch: ev.GetLeaderEpoch(),
 			Kind: &pb.Event_FairShare{FairShare: &pb.FairShareSnapshot{Pools: pools[lo:hi], OperationCount: snap.GetOperationCount(),
-				NodeCount: snap.GetNodeCount(), Part: int32(k + 1), Parts: int32(n)}}}
+				NodeCount: snap.GetNodeCount(), Reviving: snap.GetReviving(), Part: int32(k + 1), Parts: int32(n)}}}
 		data, err := proto.Marshal(part)
 		if err != nil || len(data) > maxBytes {
 			return nil, false

@@ -14,7 +14,7 @@ import (
 )
 
 func snapshotEvent(pools int) *pb.Event {
-	snap := &pb.FairShareSnapshot{OperationCount: 7, NodeCount: 3}
+	snap := &pb.FairShareSnapshot{OperationCount: 7, NodeCount: 3, Reviving: true}
 	for k := range pools {
 		snap.Pools = append(snap.Pools, &pb.ElementShare{Name: fmt.Sprintf("pool-%05d", k), Parent: "<Root>", Kind: "pool",
 			FairShare: 0.1, UsageShare: 0.2, DemandShare: 0.3, DominantResource: "cpu", StarvationStatus: "non_starving", Weight: 1, Depth: 1})
@@ -47,9 +47,9 @@ func TestSplitSnapshotKeepsEveryPoolInOrderWithinTheLimit(t *testing.T) {
 		s := back.GetFairShare()
 		want := fmt.Sprintf("4-17.%d", k+1)
 		if back.GetId() != want || s.GetPart() != int32(k+1) || s.GetParts() != int32(len(parts)) || back.GetTree() != "physical" ||
-			back.GetLeaderEpoch() != 4 || !proto.Equal(back.GetTime(), ev.GetTime()) || s.GetOperationCount() != 7 || s.GetNodeCount() != 3 {
-			t.Errorf("part %d: id %q (want %q), part %d/%d, tree %q, epoch %d, counts %d/%d", k+1, back.GetId(), want,
-				s.GetPart(), s.GetParts(), back.GetTree(), back.GetLeaderEpoch(), s.GetOperationCount(), s.GetNodeCount())
+			back.GetLeaderEpoch() != 4 || !proto.Equal(back.GetTime(), ev.GetTime()) || s.GetOperationCount() != 7 || s.GetNodeCount() != 3 || !s.GetReviving() {
+			t.Errorf("part %d: id %q (want %q), part %d/%d, tree %q, epoch %d, counts %d/%d, reviving %v", k+1, back.GetId(), want,
+				s.GetPart(), s.GetParts(), back.GetTree(), back.GetLeaderEpoch(), s.GetOperationCount(), s.GetNodeCount(), s.GetReviving())
 		}
 		pools = append(pools, s.GetPools()...)
 	}

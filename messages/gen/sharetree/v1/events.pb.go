@@ -640,8 +640,13 @@ type FairShareSnapshot struct {
 	// with the next pools in order (the root in the first) and the same
 	// counts; their ids are "<epoch>-<seq>.<part>". Both are 0 for a
 	// snapshot in one event.
-	Part          int32 `protobuf:"varint,5,opt,name=part,proto3" json:"part,omitempty"`
-	Parts         int32 `protobuf:"varint,6,opt,name=parts,proto3" json:"parts,omitempty"`
+	Part  int32 `protobuf:"varint,5,opt,name=part,proto3" json:"part,omitempty"`
+	Parts int32 `protobuf:"varint,6,opt,name=parts,proto3" json:"parts,omitempty"`
+	// reviving is set while the scheduler that published the snapshot took
+	// over recently and still waits for the nodes to report their jobs
+	// (its --job-revival-timeout): usage may be too low, and starvation
+	// read from it may not be real.
+	Reviving      bool `protobuf:"varint,7,opt,name=reviving,proto3" json:"reviving,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -716,6 +721,13 @@ func (x *FairShareSnapshot) GetParts() int32 {
 		return x.Parts
 	}
 	return 0
+}
+
+func (x *FairShareSnapshot) GetReviving() bool {
+	if x != nil {
+		return x.Reviving
+	}
+	return false
 }
 
 // StarvationEvent is a change of a pool's starvation status.
@@ -970,7 +982,7 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\x10dominantResource\x12+\n" +
 	"\x11starvation_status\x18\v \x01(\tR\x10starvationStatus\x12\x16\n" +
 	"\x06weight\x18\f \x01(\x01R\x06weight\x12\x14\n" +
-	"\x05depth\x18\r \x01(\x05R\x05depth\"\xcd\x01\n" +
+	"\x05depth\x18\r \x01(\x05R\x05depth\"\xe9\x01\n" +
 	"\x11FairShareSnapshot\x120\n" +
 	"\x05pools\x18\x01 \x03(\v2\x1a.sharetree.v1.ElementShareR\x05pools\x12'\n" +
 	"\x0foperation_count\x18\x02 \x01(\x05R\x0eoperationCount\x12\x1d\n" +
@@ -978,7 +990,8 @@ const file_sharetree_v1_events_proto_rawDesc = "" +
 	"node_count\x18\x03 \x01(\x05R\tnodeCount\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x12\n" +
 	"\x04part\x18\x05 \x01(\x05R\x04part\x12\x14\n" +
-	"\x05parts\x18\x06 \x01(\x05R\x05parts\"\xfd\x01\n" +
+	"\x05parts\x18\x06 \x01(\x05R\x05parts\x12\x1a\n" +
+	"\breviving\x18\a \x01(\bR\breviving\"\xfd\x01\n" +
 	"\x0fStarvationEvent\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12!\n" +
 	"\foperation_id\x18\a \x01(\tR\voperationId\x12\x12\n" +
