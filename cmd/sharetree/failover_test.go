@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sharetree/sharetree/internal/client"
@@ -17,6 +18,7 @@ import (
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/nodeagent"
 	"github.com/sharetree/sharetree/scheduler"
+	"github.com/sharetree/sharetree/subjects"
 )
 
 // logged reports whether the child's recent stderr has a line matching re
@@ -130,6 +132,35 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if s := agent.Stats(); s.HeartbeatsUnanswered != onB.HeartbeatsUnanswered {
 		t.Errorf("%d heartbeats went unanswered after the agent followed b, with a stopped; want none (a paused old leader must not swallow heartbeats)",
 			s.HeartbeatsUnanswered-onB.HeartbeatsUnanswered)
+	}
+	// Nor may a request of the operation API or the orchid: each is
+	// answered at once (by b), none waits for a stopped a. While they had
+	// a queue group, one in two did (the client then waits out its
+	// timeout and retries).
+	getSubject, err := subjects.Op(id, subjects.OpGet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	getData, err := proto.Marshal(&pb.GetOperationRequest{OperationId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	treesSubject, err := subjects.Orchid(subjects.OrchidPath{Kind: subjects.OrchidTrees})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		subject string
+		data    []byte
+	}{{getSubject, getData}, {treesSubject, nil}} {
+		for k := range 10 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := cl.Request(ctx, r.subject, r.data)
+			cancel()
+			if err != nil {
+				t.Errorf("request %d of 10 on %s with a stopped: %v; want b's answer", k+1, r.subject, err)
+			}
+		}
 	}
 	startedUnderB, pause := agent.Stats().JobsStarted, time.Since(paused)
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {

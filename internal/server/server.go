@@ -272,7 +272,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("micro service subscriptions: %w", err)
 	}
 	o := orchid.New(s.sys, cfg.Actors.RequestTimeout, cfg.Logger)
-	if s.orchidSvc, err = orchid.NewService(nc, o); err != nil {
+	if s.orchidSvc, err = orchid.NewService(nc, o, s.lease.Valid); err != nil {
 		return nil, err
 	}
 	if s.http != nil {

@@ -32,9 +32,11 @@ type service struct {
 }
 
 // notLeader is the answer of a server that may not act as the leader.
-func notLeader() *pb.Error {
-	return &pb.Error{Code: pb.ErrorCode_ERROR_CODE_UNAVAILABLE,
-		Message: "this scheduler is not the leader (its lease is lost or not renewed in time); try again"}
+func notLeader() *pb.Error { return wire.NotLeader() }
+
+// refuseLate refuses req as not the leader's, late (wire.RefuseLate).
+func (s *service) refuseLate(req micro.Request) {
+	wire.RefuseLate(s.nc, req.Reply(), func() { s.rejected.Add(1) })
 }
 
 func (s *service) fail(req micro.Request, e *pb.Error) {
@@ -225,37 +227,37 @@ func addService(svc micro.Service, s *service) error {
 	eps := []struct {
 		name, subject string
 		h             micro.HandlerFunc
-		opts          []micro.EndpointOpt
 	}{
-		// Heartbeats have no queue group: NATS gives each message of a
-		// queue group to one member chosen at random, whether it can
-		// answer or not, so an old leader paused with its subscription
-		// held (its lease run out, its successor serving) would swallow
-		// every other heartbeat until it woke or was cut off, and nodes
-		// would go unheard for their whole heartbeat timeout. Without a
-		// queue group every scheduler serving gets each heartbeat; only
-		// the leader answers with commands (the others refuse, and the
-		// agent waits for the leader's answer: nodeagent's passOver).
-		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat, []micro.EndpointOpt{micro.WithEndpointQueueGroupDisabled()}},
-		{"submit", subjects.OpSubmit(), s.submit, nil},
-		{"user-submit", subjects.UserSubmitAll(), s.userSubmit, nil},
-		{"list", subjects.OpList(), s.list, nil},
-		{"get", subjects.OpAll(subjects.OpGet), s.get, nil},
-		{"abort", subjects.OpAll(subjects.OpAbort), s.abort, nil},
-		{"update", subjects.OpAll(subjects.OpUpdate), s.update, nil},
+		{"heartbeat", subjects.NodeHeartbeatAll(), s.heartbeat},
+		{"submit", subjects.OpSubmit(), s.submit},
+		{"user-submit", subjects.UserSubmitAll(), s.userSubmit},
+		{"list", subjects.OpList(), s.list},
+		{"get", subjects.OpAll(subjects.OpGet), s.get},
+		{"abort", subjects.OpAll(subjects.OpAbort), s.abort},
+		{"update", subjects.OpAll(subjects.OpUpdate), s.update},
 		// On a user's own subjects: only the operation's owner may.
-		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort, nil},
-		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update, nil},
+		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort},
+		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update},
 	}
 	for _, e := range eps {
 		h := func(req micro.Request) {
 			if !s.leading() {
-				s.fail(req, notLeader())
+				s.refuseLate(req)
 				return
 			}
 			e.h(req)
 		}
-		opts := append([]micro.EndpointOpt{micro.WithEndpointSubject(e.subject)}, e.opts...)
+		// No queue group: NATS gives each message of a queue group to one
+		// member chosen at random, whether it can answer or not, and an
+		// old leader stopped with its subscriptions held (its lease run
+		// out, its successor serving) would swallow every other request
+		// and heartbeat until it woke or was cut off: the callers would
+		// wait out their timeouts. Without one, every scheduler serving
+		// gets each request; only the leader handles it (the others
+		// refuse, late: see refuseLate), and the caller takes the first
+		// answer. Standbys serve nothing, so in a steady state the leader
+		// is the only subscriber.
+		opts := []micro.EndpointOpt{micro.WithEndpointSubject(e.subject), micro.WithEndpointQueueGroupDisabled()}
 		if err := svc.AddEndpoint(e.name, micro.HandlerFunc(h), opts...); err != nil {
 			return fmt.Errorf("endpoint %s: %w", e.name, err)
 		}
