@@ -87,16 +87,16 @@ func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) 
 func (l *Ledger) holding(now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return now.Before(l.revivalUntil)
+	return l.revival.active(now)
 }
 
 // releaseHeldLocked lets the held operations start jobs once the revival
 // window is over.
 func (l *Ledger) releaseHeldLocked(now time.Time) {
-	if l.revivalUntil.IsZero() || now.Before(l.revivalUntil) {
+	if l.revival == nil || l.revival.active(now) {
 		return
 	}
-	l.revivalUntil = time.Time{}
+	l.revival = nil
 	// (Operations not yet stored stay held; see Ledger.unstored.)
 	l.p.ReleaseAll(func(id scheduler.OperationID) bool { return l.unstored[id] })
 }
@@ -104,7 +104,7 @@ func (l *Ledger) releaseHeldLocked(now time.Time) {
 // notHeld drops the held operations from a list of starving ones:
 // preemption does not make room for jobs that may not start yet.
 func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
-	if l.revivalUntil.IsZero() && len(l.unstored) == 0 {
+	if l.revival == nil && len(l.unstored) == 0 {
 		return ids
 	}
 	return slices.DeleteFunc(slices.Clone(ids), l.p.Held)
@@ -112,7 +112,39 @@ func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
 
 // reviving reports whether the restarted scheduler still waits for the
 // nodes to report their jobs.
-func (n *nodeActor) reviving(now time.Time) bool { return now.Before(n.revivalUntil) }
+func (n *nodeActor) reviving(now time.Time) bool { return n.revival.active(now) }
+
+// leftForRevival counts a reported job left for later because its
+// operation, revived unfinished, is not scheduled in the node's tree yet:
+// the node has not reported all its jobs for good (see
+// nodeActor.reportRevival).
+func (n *nodeActor) leftForRevival(op scheduler.OperationID) {
+	if n.revival.awaits(op) {
+		n.unresolved++
+	}
+}
+
+// settledUnlessReviving is whether a finished job whose operation is not
+// scheduled is acknowledged: not during the revival (its operation may be
+// scheduled yet, and the node reports it again), else yes.
+func (n *nodeActor) settledUnlessReviving(op scheduler.OperationID, now time.Time) bool {
+	if n.reviving(now) {
+		n.leftForRevival(op)
+		return false
+	}
+	return true
+}
+
+// reportRevival tells the revival, once, that the node has reported
+// every job it runs for good: none was left for an operation still being
+// revived (n.unresolved, counted over the heartbeat just handled).
+func (n *nodeActor) reportRevival(now time.Time) {
+	if n.revivalReported || n.unresolved > 0 || !n.reviving(now) {
+		return
+	}
+	n.revivalReported = true
+	n.revival.reported(n.id, now)
+}
 
 // unknownRunning handles a running job the node reports that the node
 // actor did not start: adopted when its operation runs in the node's tree
@@ -125,6 +157,7 @@ func (n *nodeActor) unknownRunning(ctx actor.Context, id string, seq uint64, now
 	}
 	if n.tree == nil {
 		if n.reviving(now) {
+			n.leftForRevival(ref.key.Operation)
 			return ""
 		}
 		return "unknown to the scheduler: the node is in no pool tree"
@@ -139,6 +172,7 @@ func (n *nodeActor) unknownRunning(ctx actor.Context, id string, seq uint64, now
 		return ""
 	case adoptNotScheduled:
 		if n.reviving(now) {
+			n.leftForRevival(ref.key.Operation)
 			return ""
 		}
 		return fmt.Sprintf("unknown to the scheduler: operation %s is not running in tree %s", ref.key.Operation, n.tree.name)
@@ -163,7 +197,7 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 		return true
 	}
 	if n.tree == nil {
-		return !n.reviving(now)
+		return n.settledUnlessReviving(ref.key.Operation, now)
 	}
 	if f.GetState() == pb.JobState_JOB_STATE_FAILED {
 		return n.unknownFailed(ctx, ref, f, now)
@@ -185,7 +219,7 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 		n.cfg.Logger.Debug("completed job adopted", "node", n.id, "job", f.GetJobId())
 		return !n.journaling()
 	case adoptNotScheduled:
-		return !n.reviving(now)
+		return n.settledUnlessReviving(ref.key.Operation, now)
 	case adoptTaken:
 		if !n.journaling() {
 			return true
@@ -213,7 +247,7 @@ func (n *nodeActor) unknownFinished(ctx actor.Context, f *pb.FinishedJob, now ti
 func (n *nodeActor) unknownFailed(ctx actor.Context, ref jobRef, f *pb.FinishedJob, now time.Time) bool {
 	op := n.tree.ledger.operationPID(ref.key.Operation)
 	if op == nil {
-		return !n.reviving(now)
+		return n.settledUnlessReviving(ref.key.Operation, now)
 	}
 	fin := &jobFinished{ref: ref, node: n.id, state: pb.JobState_JOB_STATE_FAILED, exitCode: f.GetExitCode(),
 		reason: f.GetError(), interrupted: f.GetInterrupted()}

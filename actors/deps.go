@@ -70,6 +70,18 @@ type StorageHealth interface {
 	Available() bool
 }
 
+// NodeRoster stores the nodes that may run jobs of the cluster, so that a
+// scheduler that takes over knows which nodes to wait for before its
+// revived operations start jobs again (see revival): a node is added
+// before it gets its first job, and removed when it is declared lost.
+// Add and Remove are called from goroutines, each node's in order; Load
+// once, from Start.
+type NodeRoster interface {
+	Load(ctx context.Context) ([]string, error)
+	Add(ctx context.Context, node string) error
+	Remove(ctx context.Context, node string) error
+}
+
 // JournalBatch is one stored batch of the completions journal: the ids of
 // jobs that completed (JobIDs) and that failed (FailedJobIDs).
 type JournalBatch struct {
@@ -94,6 +106,10 @@ type Deps struct {
 	// Storage says whether the stores take writes (nil: always; see
 	// StorageHealth).
 	Storage StorageHealth
+	// Roster keeps the nodes that may run jobs (nil: none is kept, nodes
+	// get jobs at once, and a restarted scheduler's revival lasts its
+	// whole JobRevivalTimeout).
+	Roster NodeRoster
 	// Epoch is the leader epoch carried by every command, and part of the
 	// ids of the jobs this scheduler starts (see jobRef).
 	Epoch uint64

@@ -82,10 +82,10 @@ type Ledger struct {
 	// pre is the preemption state (settings, jobs being interrupted,
 	// backoff, rate limit).
 	pre preemptState
-	// revivalUntil is when a restarted scheduler stops holding the
-	// operations it revived (zero: it holds none; see adopt.go). The
-	// placement holds them; none is held once it is zero.
-	revivalUntil time.Time
+	// revival is a restarted scheduler's wait for its nodes' jobs (nil:
+	// none, or over: see adopt.go). The placement holds the revived
+	// operations while it is on; none is held once it is nil.
+	revival *revival
 	// unstored are the operations this tree admitted whose first status
 	// write is not acknowledged yet: the placement holds them (no job
 	// starts for an operation its submitter may be told does not exist)
@@ -98,18 +98,18 @@ type Ledger struct {
 }
 
 // newLedger makes a tree's ledger for the scheduler of leader epoch epoch;
-// revivalUntil is when a restarted scheduler stops holding its revived
-// operations (zero: it holds none).
-func newLedger(tree string, cfg *Config, epoch uint64, revivalUntil time.Time) *Ledger {
+// rv is a restarted scheduler's revival, during which it holds its
+// revived operations (nil: it holds none).
+func newLedger(tree string, cfg *Config, epoch uint64, rv *revival) *Ledger {
 	return &Ledger{
-		tree:         tree,
-		epoch:        epoch,
-		now:          cfg.Now,
-		p:            placement.New(),
-		ops:          map[scheduler.OperationID]*ledgerOp{},
-		nodes:        map[scheduler.NodeID]scheduler.Node{},
-		pre:          newPreemptState(cfg),
-		revivalUntil: revivalUntil,
+		tree:    tree,
+		epoch:   epoch,
+		now:     cfg.Now,
+		p:       placement.New(),
+		ops:     map[scheduler.OperationID]*ledgerOp{},
+		nodes:   map[scheduler.NodeID]scheduler.Node{},
+		pre:     newPreemptState(cfg),
+		revival: rv,
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -21,7 +20,7 @@ import (
 // placement's operations.
 func TestLedgerUpdatesBesideSchedulingPasses(t *testing.T) {
 	cfg := DefaultConfig()
-	l := newLedger("t", &cfg, 0, time.Time{})
+	l := newLedger("t", &cfg, 0, nil)
 	if err := l.setTree(scheduler.DefaultTreeConfig(), []scheduler.PoolConfig{{Name: "a"}, {Name: "b"}}); err != nil {
 		t.Fatal(err)
 	}

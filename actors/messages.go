@@ -271,8 +271,9 @@ type passRequest struct {
 	total scheduler.Resources
 	jobs  []preemption.NodeJob
 	now   time.Time
-	// hold: the stores take no writes, so the pass starts and preempts
-	// nothing (see StorageHealth); it still releases and checks.
+	// hold: the stores take no writes (see StorageHealth), or the node is
+	// not in the roster yet (see nodeActor.joinRoster), so the pass starts
+	// and preempts nothing; it still releases and checks.
 	hold bool
 }
 

@@ -64,9 +64,19 @@ type nodeActor struct {
 	// was declared lost (it counts both and forgets a lost node).
 	onOffline func()
 	onLost    func(id string)
-	// revivalUntil is the end of a restarted scheduler's
-	// JobRevivalTimeout (zero: it revived nothing unfinished).
-	revivalUntil time.Time
+	// revival is a restarted scheduler's wait for its nodes' jobs (nil:
+	// it revived nothing unfinished). unresolved counts the jobs of the
+	// heartbeat being handled that were left for an operation still being
+	// revived; revivalReported is set once the node reported all its jobs
+	// for good (reportRevival).
+	revival         *revival
+	unresolved      int
+	revivalReported bool
+	// roster keeps the nodes that may run jobs (nil: none is kept);
+	// rostered says where this node is in it: the node gets no job until
+	// rosterDone.
+	roster   *roster
+	rostered rosterState
 
 	// tree is the node's tree, nil while it belongs to none; dirSeen is the
 	// directory it was resolved from.
@@ -116,11 +126,46 @@ type nodeActor struct {
 	}
 }
 
-func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, passes *atomic.Int64, dir func() *treeDirectory, onOffline func(), onLost func(string), revivalUntil time.Time) actor.Producer {
+// rosterState is where a node actor's node is in the roster.
+type rosterState int
+
+const (
+	rosterNone   rosterState = iota // not known to be there
+	rosterAdding                    // being added
+	rosterDone                      // there: the node may get jobs
+)
+
+// rosterAdded is the outcome of adding the node to the roster.
+type rosterAdded struct{ err error }
+
+func newNodeActor(cfg *Config, deps Deps, id string, live *nodeLiveness, passes *atomic.Int64, dir func() *treeDirectory, onOffline func(), onLost func(string), rv *revival, ro *roster) actor.Producer {
 	return func() actor.Actor {
 		return &nodeActor{cfg: cfg, deps: deps, id: id, live: live, passes: passes, dir: dir, onOffline: onOffline, onLost: onLost, jobs: map[string]*nodeJob{},
-			period: durationpb.New(cfg.HeartbeatPeriod), revivalUntil: revivalUntil}
+			period: durationpb.New(cfg.HeartbeatPeriod), revival: rv, roster: ro}
 	}
+}
+
+// joinRoster makes sure the roster holds the node before it gets a job:
+// known there already, or added now (rosterAdded comes back; a failed add
+// is tried again at the next heartbeat).
+func (n *nodeActor) joinRoster(ctx actor.Context) {
+	if n.roster == nil || n.rostered != rosterNone {
+		return
+	}
+	n.roster.heard(n.id)
+	if n.roster.has(n.id) {
+		n.rostered = rosterDone
+		return
+	}
+	n.rostered = rosterAdding
+	root, self := ctx.ActorSystem().Root, ctx.Self()
+	n.roster.add(n.id, func(err error) { root.Send(self, &rosterAdded{err: err}) })
+}
+
+// mayStart reports whether the node may get jobs: the stores take writes
+// and the roster holds it.
+func (n *nodeActor) mayStart() bool {
+	return (n.deps.Storage == nil || n.deps.Storage.Available()) && (n.roster == nil || n.rostered == rosterDone)
 }
 
 func (n *nodeActor) Receive(ctx actor.Context) {
@@ -128,6 +173,13 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *passResult:
 		n.finishHeartbeat(ctx, m)
 		n.drainDeferred(ctx)
+	case *rosterAdded:
+		if m.err != nil {
+			n.rostered = rosterNone
+			n.cfg.Logger.Warn("node not added to the node roster; it gets no job until it is", "node", n.id, "err", m.err)
+		} else {
+			n.rostered = rosterDone
+		}
 	case *completionsStored:
 		for _, id := range m.ids {
 			if a, ok := n.awaiting[id]; ok {
@@ -278,6 +330,8 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 	seq := hb.GetSequence()
 	n.lastSeq, n.lastHeard = seq, now
 	n.live.heard.Store(n.live.stamp(now))
+	n.joinRoster(ctx)
+	n.unresolved = 0
 	tags := n.tags
 	if !slices.IsSorted(hb.GetTags()) || !slices.Equal(hb.GetTags(), n.tags) {
 		tags = slices.Clone(hb.GetTags())
@@ -338,6 +392,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 			resp.JobsToAbort = append(resp.JobsToAbort, &pb.JobAbort{JobId: r.GetJobId(), Reason: reason})
 		}
 	}
+	n.reportRevival(now)
 	// Jobs we believe running that the node no longer reports vanished;
 	// ids keeps the others.
 	ids := n.sortedJobIDs(n.buf.ids[:0])
@@ -396,7 +451,7 @@ func (n *nodeActor) heartbeat(ctx actor.Context, m *NodeHeartbeat) *pb.Error {
 		round: n.round, node: scheduler.NodeID(n.id), done: done, check: check,
 		free: free.Max(scheduler.Resources{}), maxJobs: n.cfg.MaxJobsPerHeartbeat,
 		total: total, jobs: jobs, now: now,
-		hold: n.deps.Storage != nil && !n.deps.Storage.Available(),
+		hold: !n.mayStart(),
 	}
 	ctx.Request(n.tree.placer, req)
 	return nil
@@ -645,6 +700,7 @@ func (n *nodeActor) check(ctx actor.Context) {
 		n.cfg.Logger.Warn("node lost", "node", n.id, "silent", silent, "jobs", len(n.jobs))
 		n.vanishAll(ctx, fmt.Sprintf("node %s lost: silent for %s", n.id, silent.Round(time.Second)))
 		n.flushJobEvents()
+		n.roster.remove(n.id) // before the router forgets it: a new session of the node adds it after
 		n.onLost(n.id)
 		ctx.Stop(ctx.Self())
 	}

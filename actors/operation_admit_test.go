@@ -2,7 +2,6 @@ package actors
 
 import (
 	"testing"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -23,7 +22,7 @@ func TestOperationAbortedBeforeItsAdmissionStaysAborted(t *testing.T) {
 	root := as.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: memStore{}, Epoch: 1}
 	revived := revivedOp("op-1", 2)
-	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, time.Time{})}}
+	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, nil)}}
 	o := newOperationActor(&cfg, deps, root, "op-1", revived.GetRequestId(), revived.GetSpec(), trees, cfg.Now(), revived, jobProgress{}, opShared{})
 	pid := as.Root.Spawn(actor.PropsFromProducer(o))
 

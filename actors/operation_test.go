@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -89,7 +88,7 @@ func TestOperationUndoneAfterFailedFirstWriteIsNeverWritten(t *testing.T) {
 	store := &blockingStore{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	deps := Deps{Events: nopEvents{}, Signals: nopSignals{}, Store: store, Epoch: 1}
 	spec := &pb.OperationSpec{Tasks: []*pb.TaskSpec{{Name: "t", JobCount: 2}}}
-	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, time.Time{}), running: true}}
+	trees := []*opTree{{name: "default", pid: tree, ledger: newLedger("default", &cfg, 0, nil), running: true}}
 	o := newOperationActor(&cfg, deps, root, "op-1", "", spec, trees, cfg.Now(), nil, jobProgress{}, opShared{})().(*operationActor)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return o }))
 

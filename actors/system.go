@@ -45,9 +45,12 @@ type System struct {
 	writers   []*stateWriter
 	stop      chan struct{}
 	done      chan struct{}
-	// revivalUntil is when the revived operations start jobs again (zero
-	// when none was revived unfinished; see Config.JobRevivalTimeout).
-	revivalUntil time.Time
+	// revival is the wait for the nodes' jobs before the revived
+	// operations start jobs again (nil when none was revived unfinished;
+	// see Config.JobRevivalTimeout and revival).
+	revival *revival
+	// roster keeps the nodes that may run jobs (nil without Deps.Roster).
+	roster *roster
 	// progressWrites paces the operations' writes of their completed jobs
 	// (Config.ProgressWriteRate).
 	progressWrites *rate.Limiter
@@ -94,9 +97,29 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	}
 	s := &System{cfg: cfg, deps: deps, fatal: make(chan error, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		progressWrites: rate.NewLimiter(rate.Limit(cfg.ProgressWriteRate), int(max(1, cfg.ProgressWriteRate)))}
-	if cfg.JobRevivalTimeout > 0 && slices.ContainsFunc(revived, func(st *pb.OperationStatus) bool { return !terminalState(st.GetState()) }) {
-		s.revivalUntil = cfg.Now().Add(cfg.JobRevivalTimeout)
-		cfg.Logger.Info("revived operations wait for the nodes to report their jobs", "until", s.revivalUntil)
+	var loaded []string
+	if deps.Roster != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), max(cfg.RequestTimeout, time.Minute))
+		var err error
+		loaded, err = deps.Roster.Load(ctx)
+		cancel()
+		if err != nil {
+			// Safe: every node is added again as it is heard from, and
+			// the revival waits out its whole timeout.
+			cfg.Logger.Warn("node roster not loaded: revived operations wait the whole job revival timeout", "err", err)
+			loaded = nil
+		}
+		s.roster = newRoster(deps.Roster, &s.cfg, loaded, cfg.Now())
+	}
+	unfinished := map[scheduler.OperationID]bool{}
+	for _, st := range revived {
+		if !terminalState(st.GetState()) {
+			unfinished[scheduler.OperationID(st.GetId())] = true
+		}
+	}
+	if cfg.JobRevivalTimeout > 0 && len(unfinished) > 0 {
+		s.revival = newRevival(cfg.Now(), cfg.JobRevivalTimeout, unfinished, loaded, cfg.Logger)
+		cfg.Logger.Info("revived operations wait for the nodes to report their jobs", "until", s.revival.until, "roster_nodes", len(loaded))
 	}
 	var found []JournalBatch
 	var owed map[string]bool
@@ -129,7 +152,7 @@ func Start(cfg Config, deps Deps, trees []TreeSpec, defaultTree string, revived 
 	s.dir.Store(dir)
 	s.router = &nodeRouter{root: s.as.Root, nodes: map[string]*routedNode{}, base: c.Now()}
 	s.router.props = func(id string, live *nodeLiveness) *actor.Props {
-		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.wentOffline, s.router.lostNode, s.revivalUntil), s.guard, lockFree, workers)
+		return actor.PropsFromProducer(newNodeActor(c, deps, id, live, &s.passes, s.dir.Load, s.router.wentOffline, s.router.lostNode, s.revival, s.roster), s.guard, lockFree, workers)
 	}
 	if deps.Journal != nil {
 		s.journal = newJournalWriter(deps.Journal, s.as.Root, c, found, owed)
@@ -172,7 +195,7 @@ var inline = actor.WithDispatcher(actor.NewSynchronizedDispatcher(1 << 20))
 
 // spawnTree starts a tree's actor and placer around a new ledger.
 func (s *System) spawnTree(spec TreeSpec) (*treeRef, error) {
-	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg, s.deps.Epoch, s.revivalUntil)}
+	ref := &treeRef{ledger: newLedger(spec.Name, &s.cfg, s.deps.Epoch, s.revival)}
 	ref.setSpec(spec)
 	s.writersMu.Lock()
 	// (Writers of removed trees that finished are dropped; one that has
@@ -236,13 +259,23 @@ func (s *System) monitorNodes() {
 	period := min(time.Second, s.cfg.NodeOfflineTimeout/4)
 	t := time.NewTicker(period)
 	defer t.Stop()
+	revivalOver := false
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for _, pid := range s.router.due(s.cfg.Now(), s.cfg.NodeOfflineTimeout, s.cfg.RequestTimeout) {
+			now := s.cfg.Now()
+			for _, pid := range s.router.due(now, s.cfg.NodeOfflineTimeout, s.cfg.RequestTimeout) {
 				s.as.Root.Send(pid, &nodeCheck{})
+			}
+			s.roster.sweep(now)
+			if s.revival != nil && !revivalOver && !s.revival.active(now) {
+				revivalOver = true
+				if late := s.revival.unreported(); len(late) > 0 {
+					s.cfg.Logger.Warn("job revival timed out before these nodes of the roster reported their jobs; the jobs they still run are aborted when they do",
+						"nodes", late[:min(len(late), 20)], "count", len(late))
+				}
 			}
 		}
 	}
@@ -376,6 +409,7 @@ func (s *System) Stop() {
 	if s.journal != nil {
 		s.journal.close()
 	}
+	s.roster.close()
 	s.as.Shutdown()
 	// Every tree actor closed its writer when it stopped, handing it the
 	// latest state: wait for those last writes (they run side by side, each

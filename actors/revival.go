@@ -1,0 +1,93 @@
+package actors
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sharetree/sharetree/scheduler"
+)
+
+// revival is a restarted scheduler's wait for the nodes to report the
+// jobs they run (see adopt.go): until it ends, the operations it revived
+// start no new jobs, and a reported job it cannot place yet is left
+// running. It ends at Config.JobRevivalTimeout, or as soon as every node
+// of the roster (Deps.Roster: the nodes that may run jobs) has reported
+// every job it runs — without a roster, or with an empty one (a cluster
+// whose roster predates it), only at the timeout. A nil *revival is one
+// that never began (nothing unfinished was revived). Its methods are
+// safe for concurrent use: the ledgers, the tree actors and the node
+// actors all ask it.
+type revival struct {
+	logger *slog.Logger
+	// revived are the operations revived unfinished: a job of any other
+	// one will never be adopted, so its report settles nothing to wait
+	// for.
+	revived map[scheduler.OperationID]bool
+
+	mu sync.Mutex
+	// until is the timeout; ended is set once the wait is over early.
+	until time.Time
+	ended bool
+	// waiting are the roster's nodes that have not reported every job
+	// they run yet (nil without a roster).
+	waiting map[string]bool
+}
+
+// newRevival starts the wait at now for timeout, for the nodes of
+// roster.
+func newRevival(now time.Time, timeout time.Duration, revived map[scheduler.OperationID]bool, roster []string, logger *slog.Logger) *revival {
+	r := &revival{logger: logger, revived: revived, until: now.Add(timeout)}
+	if len(roster) > 0 {
+		r.waiting = make(map[string]bool, len(roster))
+		for _, node := range roster {
+			r.waiting[node] = true
+		}
+	}
+	return r
+}
+
+// active reports whether the wait is still on at now.
+func (r *revival) active(now time.Time) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.ended && now.Before(r.until)
+}
+
+// awaits reports whether a job of operation id, which no tree schedules
+// yet, may still be adopted once its operation is: it was revived
+// unfinished.
+func (r *revival) awaits(id scheduler.OperationID) bool { return r != nil && r.revived[id] }
+
+// reported records that node has reported every job it runs, each
+// adopted or settled; the wait ends when it was the roster's last.
+func (r *revival) reported(node string, now time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended || !now.Before(r.until) || !r.waiting[node] {
+		return
+	}
+	delete(r.waiting, node)
+	if len(r.waiting) == 0 {
+		r.ended = true
+		r.logger.Info("every node of the roster reported its jobs: the revived operations start jobs again", "early_by", r.until.Sub(now))
+	}
+}
+
+// unreported returns the roster's nodes that have not reported, sorted.
+func (r *revival) unreported() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.waiting))
+}
