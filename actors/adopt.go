@@ -16,11 +16,12 @@ import (
 // but not their jobs: the nodes do. Each node actor adopts the jobs its
 // node reports that it did not start: a running job becomes the
 // operation's running job on that node, and a job that completed while
-// no scheduler listened counts as completed. Until Config.JobRevivalTimeout
-// has passed, the revived operations start no new jobs (the ledger holds
-// them), so that a job whose node has not reported yet is not started a
-// second time elsewhere; reported jobs whose operation is not scheduled
-// yet are left running and reported again.
+// no scheduler listened counts as completed. Until the revival is over
+// (every node of the roster reported its jobs, or Config.JobRevivalTimeout
+// passed: see revival), the revived operations start no new jobs (the
+// ledger holds them), so that a job whose node has not reported yet is not
+// started a second time elsewhere; reported jobs whose operation is not
+// scheduled yet are left running and reported again.
 
 // adoptOutcome is what became of a job a node reported that its node
 // actor did not start.
@@ -89,6 +90,11 @@ func (l *Ledger) holding(now time.Time) bool {
 	defer l.mu.Unlock()
 	return l.revival.active(now)
 }
+
+// revivingAt reports whether a fair-share update computed at t may miss
+// jobs that run: the restarted scheduler still waited for its nodes' jobs
+// then.
+func (l *Ledger) revivingAt(t time.Time) bool { return l.revivalOf.activeAt(t) }
 
 // releaseHeldLocked lets the held operations start jobs once the revival
 // window is over.

@@ -30,8 +30,9 @@ type Config struct {
 	// NodeLostTimeout: a node not heard from for this long is forgotten and
 	// its jobs are failed as lost and rescheduled. Default 5m.
 	NodeLostTimeout time.Duration
-	// JobRevivalTimeout is how long a restarted scheduler waits for the
-	// nodes to report the jobs they still run. Until it passes, the
+	// JobRevivalTimeout is the longest a restarted scheduler waits for the
+	// nodes to report the jobs they still run (with Deps.Roster, the wait
+	// ends once every node of the roster has: see revival). Until then, the
 	// operations it revived start no new jobs (a job a node has not
 	// reported yet is not started twice), and a reported job it cannot
 	// place yet (its operation is still being revived) is left running;

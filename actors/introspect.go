@@ -38,9 +38,10 @@ type TreeIntrospection struct {
 	// Operations are the admitted operations Scope selects, sorted by id
 	// (with Scope.Pending, in the queues' order instead).
 	Operations []OperationIntrospection
-	// Reviving is true while a restarted scheduler waits for the nodes to
-	// report their jobs (Config.JobRevivalTimeout): Result may miss jobs
-	// that run, so its usage is too low.
+	// Reviving is true when Result was computed while a restarted
+	// scheduler waited for the nodes to report their jobs (see
+	// Config.JobRevivalTimeout): it may miss jobs that run, so its usage
+	// may be too low. (Without a Result: while it waits.)
 	Reviving bool
 }
 
@@ -101,7 +102,12 @@ type introspectTree struct{ scope Scope }
 // introspect builds the snapshot; it runs in the tree actor.
 func (t *treeActor) introspect(scope Scope) *TreeIntrospection {
 	res, release := t.ledger.results.acquire()
-	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats, Reviving: t.ledger.holding(t.cfg.Now())}
+	out := &TreeIntrospection{Tree: t.spec.Name, Result: res, release: release, Updates: t.stats}
+	if res != nil {
+		out.Reviving = t.ledger.revivingAt(res.Now)
+	} else {
+		out.Reviving = t.ledger.holding(t.cfg.Now())
+	}
 	out.Updates.RecycledResults, out.Updates.AllocatedResults = t.ledger.results.counts()
 	out.Updates.StateWrites, out.Updates.StateWriteFailures = t.writer.writes.Load(), t.writer.failures.Load()
 	out.Pools = append(out.Pools, PoolIntrospection{Name: scheduler.RootID, Counts: t.adm.PoolCounts(scheduler.RootID)})

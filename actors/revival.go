@@ -28,9 +28,11 @@ type revival struct {
 	revived map[scheduler.OperationID]bool
 
 	mu sync.Mutex
-	// until is the timeout; ended is set once the wait is over early.
-	until time.Time
-	ended bool
+	// until is the timeout; ended is set once the wait is over early, at
+	// endedAt.
+	until   time.Time
+	ended   bool
+	endedAt time.Time
 	// waiting are the roster's nodes that have not reported every job
 	// they run yet (nil without a roster).
 	waiting map[string]bool
@@ -59,6 +61,18 @@ func (r *revival) active(now time.Time) bool {
 	return !r.ended && now.Before(r.until)
 }
 
+// activeAt reports whether the wait was still on at t (a time not after
+// the last call's now): a fair-share update computed then may miss jobs
+// that run, since the nodes had not all reported them.
+func (r *revival) activeAt(t time.Time) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return t.Before(r.until) && !(r.ended && !t.Before(r.endedAt))
+}
+
 // awaits reports whether a job of operation id, which no tree schedules
 // yet, may still be adopted once its operation is: it was revived
 // unfinished.
@@ -77,7 +91,7 @@ func (r *revival) reported(node string, now time.Time) {
 	}
 	delete(r.waiting, node)
 	if len(r.waiting) == 0 {
-		r.ended = true
+		r.ended, r.endedAt = true, now
 		r.logger.Info("every node of the roster reported its jobs: the revived operations start jobs again", "early_by", r.until.Sub(now))
 	}
 }

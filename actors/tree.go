@@ -515,7 +515,7 @@ func (t *treeActor) updated(ctx actor.Context, m *updateDone) {
 	if now.Sub(t.lastFairShareEvent) >= t.cfg.FairShareEventPeriod {
 		t.lastFairShareEvent = now
 		snap := fairShareSnapshot(m.res, m.ops, m.nodes)
-		snap.Reviving = t.ledger.holding(now)
+		snap.Reviving = t.ledger.revivingAt(m.res.Now)
 		t.deps.Events.Publish(t.spec.Name, subjects.EventFairShare, &pb.Event{
 			Time: timestamppb.New(now), Tree: t.spec.Name,
 			Kind: &pb.Event_FairShare{FairShare: snap},

@@ -68,8 +68,8 @@ func storedCompleted(t *testing.T, nc *nats.Conn, id string) int32 {
 
 // restartable starts a scheduler that start starts again on the same store
 // and port (heartbeats every 50 ms, a revival window of 1 s, completed jobs
-// written every progress).
-func restartable(t *testing.T, progress time.Duration) (start func() (*server.Server, *nats.Conn), srv *server.Server, nc *nats.Conn) {
+// written every progress; then more changes the configuration).
+func restartable(t *testing.T, progress time.Duration, more ...func(*server.Config)) (start func() (*server.Server, *nats.Conn), srv *server.Server, nc *nats.Conn) {
 	t.Helper()
 	dir := t.TempDir()
 	port := -1
@@ -79,6 +79,9 @@ func restartable(t *testing.T, progress time.Duration) (start func() (*server.Se
 			c.Actors.HeartbeatPeriod = 50 * time.Millisecond
 			c.Actors.JobRevivalTimeout = time.Second
 			c.Actors.ProgressPersistPeriod = progress
+			for _, f := range more {
+				f(c)
+			}
 		})
 	}
 	srv, nc = start()

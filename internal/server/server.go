@@ -203,7 +203,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.events, err = newEventSink(nc, s.epoch, cfg.EventBuffer, s.lease.Valid, cfg.Logger); err != nil {
 		return nil, err
 	}
-	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Storage: s.storage, Epoch: s.epoch}
+	deps := actors.Deps{Events: s.events, Signals: &signalSink{nc: nc, leading: s.lease.Valid, logger: cfg.Logger}, Store: store, State: state, Journal: journal, Storage: s.storage, Epoch: s.epoch,
+		Roster: &kvRoster{kv: schedKV, fence: state.fence, epoch: s.epoch, logger: cfg.Logger.With("component", "roster")}}
 	// The pool trees live in the configuration bucket; the trees file seeds
 	// it on the first start only.
 	if s.confStore, err = treeconf.OpenStore(ctx, js, cfg.Replicas, cfg.Logger); err != nil {

@@ -47,15 +47,7 @@ func (s *kvState) DeleteTreeState(ctx context.Context, tree string) error {
 	if err != nil {
 		return err
 	}
-	if s.fence != nil {
-		err = s.fence.delete(ctx, subjects.KVKey(subjects.SchedulerBucket, key))
-	} else {
-		err = s.kv.Delete(ctx, key)
-	}
-	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	return nil
+	return deleteKey(ctx, s.kv, s.fence, subjects.SchedulerBucket, key)
 }
 
 // dropUnconfigured deletes the stored states of the trees the

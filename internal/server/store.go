@@ -49,6 +49,21 @@ func putMessage(ctx context.Context, kv jetstream.KeyValue, f *fence, bucket, ke
 	return err
 }
 
+// deleteKey marks key of bucket (kv) deleted, through f unless it is nil;
+// deleting a key that is not there is not an error.
+func deleteKey(ctx context.Context, kv jetstream.KeyValue, f *fence, bucket, key string) error {
+	var err error
+	if f != nil {
+		err = f.delete(ctx, subjects.KVKey(bucket, key))
+	} else {
+		err = kv.Delete(ctx, key)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
 // sortedKeys drains a key lister into a sorted list.
 func sortedKeys(lister jetstream.KeyLister) []string {
 	var keys []string
