@@ -22,12 +22,12 @@ import (
 // actors all ask it.
 type revival struct {
 	logger *slog.Logger
-	// revived are the operations revived unfinished: a job of any other
-	// one will never be adopted, so its report settles nothing to wait
-	// for.
-	revived map[scheduler.OperationID]bool
 
 	mu sync.Mutex
+	// revived are the operations revived unfinished and not failed since:
+	// a job of any other one will never be adopted, so its report leaves
+	// nothing to wait for.
+	revived map[scheduler.OperationID]bool
 	// until is the timeout; ended is set once the wait is over early, at
 	// endedAt.
 	until   time.Time
@@ -76,7 +76,25 @@ func (r *revival) activeAt(t time.Time) bool {
 // awaits reports whether a job of operation id, which no tree schedules
 // yet, may still be adopted once its operation is: it was revived
 // unfinished.
-func (r *revival) awaits(id scheduler.OperationID) bool { return r != nil && r.revived[id] }
+func (r *revival) awaits(id scheduler.OperationID) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.revived[id]
+}
+
+// forget drops an operation that could not be revived (it failed): its
+// jobs will never be adopted.
+func (r *revival) forget(id scheduler.OperationID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.revived, id)
+}
 
 // reported records that node has reported every job it runs, each
 // adopted or settled; the wait ends when it was the roster's last.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
+	"github.com/sharetree/sharetree/scheduler"
 	"github.com/sharetree/sharetree/subjects"
 )
 
@@ -58,6 +59,7 @@ func (r *rootActor) reviveFailed(id string, stored *pb.OperationStatus, e *pb.Er
 	r.ops[id] = &rootOp{status: st, spec: r.storedSpec(st), requestID: st.GetRequestId(), acked: true}
 	r.noteRequest(st)
 	r.cfg.Logger.Error("operation not revived: failed", "operation", id, "err", e.GetMessage())
+	r.sys.revival.forget(scheduler.OperationID(id))
 
 	tree, pool := r.defaultTree, ""
 	if ts := st.GetTrees(); len(ts) > 0 {

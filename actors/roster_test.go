@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharetree/sharetree/internal/testutil"
+	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
 
 // memRoster is a NodeRoster in memory. While gate is set, Add waits for
@@ -180,4 +181,22 @@ func TestLostNodesLeaveTheRoster(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "n1 back in the roster", func() bool {
 		return strings.Join(ro.list(), ",") == "n1"
 	})
+}
+
+// An operation that could not be revived (its pool is gone) is not waited
+// for: a node reporting one of its jobs has reported all it must, and the
+// revival ends with the roster's last node.
+func TestRevivalDoesNotWaitForAnOperationThatFailedToRevive(t *testing.T) {
+	ro := newMemRoster("n1")
+	gone := revivedOp("op-1-2", 1)
+	gone.Spec.Pool = "gone"
+	h := startHarness(t, func(d *Deps) { d.Roster = ro }, revivedOp("op-1-1", 2), gone)
+	ledger := h.sys.dir.Load().trees[0].ledger
+	testutil.WaitFor(t, 10*time.Second, "op-1-1 scheduled, op-1-2 failed", func() bool {
+		return ledger.hasOperation("op-1-1") && h.status("op-1-2").GetState() == pb.OperationState_OPERATION_STATE_FAILED
+	})
+	h.clock.advance(10 * time.Millisecond)
+	if diff := cmp.Diff([]string{"op-1-1.0.1.0.2"}, startIDs(h.beat("n1", []string{"op-1-1.0.0.0.1", "op-1-2.0.0.0.1"}, nil))); diff != "" {
+		t.Errorf("started once n1 reported (-want +got):\n%s", diff)
+	}
 }
