@@ -133,7 +133,8 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 		t.Errorf("%d heartbeats went unanswered after the agent followed b, with a stopped; want none (a paused old leader must not swallow heartbeats)",
 			s.HeartbeatsUnanswered-onB.HeartbeatsUnanswered)
 	}
-	// Nor may a request of the operation API or the orchid: each is
+	// Nor may a request of the operation API, the orchid or the
+	// configuration API: each is
 	// answered at once (by b), none waits for a stopped a. While they had
 	// a queue group, one in two did (the client then waits out its
 	// timeout and retries).
@@ -149,10 +150,14 @@ func TestPausedLeaderStepsDownAndStandsBy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	configSubject, err := subjects.Config(subjects.ConfigTrees)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range []struct {
 		subject string
 		data    []byte
-	}{{getSubject, getData}, {treesSubject, nil}} {
+	}{{getSubject, getData}, {treesSubject, nil}, {configSubject, nil}} {
 		for k := range 10 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_, err := cl.Request(ctx, r.subject, r.data)

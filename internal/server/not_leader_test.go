@@ -13,11 +13,13 @@ import (
 	"github.com/sharetree/sharetree/internal/client"
 	"github.com/sharetree/sharetree/internal/orchid"
 	"github.com/sharetree/sharetree/internal/testutil"
+	"github.com/sharetree/sharetree/internal/treeconf"
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 	"github.com/sharetree/sharetree/subjects"
 )
 
-// A scheduler serving the API or the orchid but no longer the leader (its
+// A scheduler serving the API, the orchid or the configuration API but no
+// longer the leader (its
 // lease lost, its services not yet stopped) gets every request too, since
 // the endpoints have no queue group. It refuses late, so a leader's answer
 // reaches the caller first; with no leader, the caller still gets the
@@ -29,6 +31,10 @@ func TestANonLeadersRefusalComesAfterTheLeadersAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	treesSubject, err := subjects.Orchid(subjects.OrchidPath{Kind: subjects.OrchidTrees})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configSubject, err := subjects.Config(subjects.ConfigTrees)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +51,9 @@ func TestANonLeadersRefusalComesAfterTheLeadersAnswer(t *testing.T) {
 		}},
 		{"orchid", treesSubject, subjects.OrchidAll(), func(nc *nats.Conn) (micro.Service, error) {
 			return orchid.NewService(nc, nil, notLeading)
+		}},
+		{"configuration API", configSubject, configSubject, func(nc *nats.Conn) (micro.Service, error) {
+			return treeconf.NewAdminService(nc, nil, nil, treeconf.WithLeading(notLeading))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -250,7 +250,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("watch the tree configuration: %w", err)
 	}
 	go s.watchTrees(wctx, snaps, last)
-	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger); err != nil {
+	if s.confSvc, err = treeconf.NewService(nc, s.confStore, s.sys, cfg.Logger, treeconf.WithLeading(s.lease.Valid)); err != nil {
 		return nil, fmt.Errorf("configuration service: %w", err)
 	}
 	if s.svcConn, err = connect(url, "sharetree-scheduler-service", opts...); err != nil {

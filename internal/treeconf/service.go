@@ -23,21 +23,37 @@ const RequestTimeout = 15 * time.Second
 
 // NewService starts the configuration API (subjects.ConfigService) on nc:
 // the endpoints of subjects.Config, ConfigTree and ConfigPool, each in the
-// micro service's queue group, so several processes may serve it. counter
-// may be nil (no scheduler: no operations); logger may be nil. When it
-// returns, the endpoints are subscribed at the server. Stop the returned
-// service to stop serving.
-func NewService(nc *nats.Conn, store *Store, counter OperationCounter, logger *slog.Logger) (micro.Service, error) {
-	return NewAdminService(nc, NewAdmin(store, counter, logger), logger)
+// micro service's queue group, so several processes may serve it (but see
+// WithLeading). counter may be nil (no scheduler: no operations); logger
+// may be nil. When it returns, the endpoints are subscribed at the server.
+// Stop the returned service to stop serving.
+func NewService(nc *nats.Conn, store *Store, counter OperationCounter, logger *slog.Logger, opts ...ServiceOption) (micro.Service, error) {
+	return NewAdminService(nc, NewAdmin(store, counter, logger), logger, opts...)
+}
+
+// ServiceOption changes how the configuration API is served.
+type ServiceOption func(*handlers)
+
+// WithLeading serves the API from the leading scheduler only: leading
+// reports whether this process leads. The endpoints then have no queue
+// group — an old leader stopped with its subscriptions held would swallow
+// some of the requests otherwise — and while leading is false a request
+// is refused UNAVAILABLE, late (wire.RefuseLate), so that the leader's
+// answer comes first and an old leader that wakes up changes nothing.
+func WithLeading(leading func() bool) ServiceOption {
+	return func(h *handlers) { h.leading = leading }
 }
 
 // NewAdminService is NewService over an existing Admin (to share its
 // in-process serialisation with other users of it).
-func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger) (micro.Service, error) {
+func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger, opts ...ServiceOption) (micro.Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handlers{admin: admin, logger: logger.With("component", "treeconf-service")}
+	h := &handlers{admin: admin, logger: logger.With("component", "treeconf-service"), nc: nc}
+	for _, o := range opts {
+		o(h)
+	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        subjects.ConfigService,
 		Version:     "1.0.0",
@@ -74,7 +90,19 @@ func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger) (micro.Se
 		eps = append(eps, ep{"pool-" + string(v.verb), subjects.ConfigPoolAll(v.verb), v.h})
 	}
 	for _, e := range eps {
-		if err := svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject)); err != nil {
+		eopts := []micro.EndpointOpt{micro.WithEndpointSubject(e.subject)}
+		handler := e.h
+		if h.leading != nil {
+			eopts = append(eopts, micro.WithEndpointQueueGroupDisabled())
+			handler = func(req micro.Request) {
+				if !h.leading() {
+					wire.RefuseLate(h.nc, req.Reply(), nil)
+					return
+				}
+				e.h(req)
+			}
+		}
+		if err := svc.AddEndpoint(e.name, handler, eopts...); err != nil {
 			_ = svc.Stop()
 			return nil, fmt.Errorf("treeconf: endpoint %s: %w", e.name, err)
 		}
@@ -93,6 +121,9 @@ func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger) (micro.Se
 type handlers struct {
 	admin  *Admin
 	logger *slog.Logger
+	// nc and leading: see WithLeading (leading nil: always serve).
+	nc      *nats.Conn
+	leading func() bool
 }
 
 func (h *handlers) ctx() (context.Context, context.CancelFunc) {
