@@ -123,3 +123,17 @@ func (r *revival) unreported() []string {
 	defer r.mu.Unlock()
 	return slices.Sorted(maps.Keys(r.waiting))
 }
+
+// waitingFor is how many nodes of the roster the wait is on for at now (0
+// once it is over).
+func (r *revival) waitingFor(now time.Time) int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended || !now.Before(r.until) {
+		return 0
+	}
+	return len(r.waiting)
+}

@@ -52,6 +52,16 @@ func (r *roster) has(node string) bool {
 	return r.stored[node] && r.tail[node] == nil
 }
 
+// size is how many nodes the store holds, as the writes left it.
+func (r *roster) size() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.stored)
+}
+
 // heard records a heartbeat of node.
 func (r *roster) heard(node string) {
 	r.mu.Lock()

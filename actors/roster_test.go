@@ -130,7 +130,13 @@ func TestRevivalWaitsForASilentRosterNode(t *testing.T) {
 			t.Fatalf("started %v before the timeout, with a node of the roster silent", got)
 		}
 	}
+	if active, waiting := h.sys.Revival(); !active || waiting != 1 {
+		t.Errorf("Revival() = %v, %d; want on, waiting for the silent node", active, waiting)
+	}
 	h.clock.advance(time.Second) // 10 s: the timeout
+	if active, waiting := h.sys.Revival(); active || waiting != 0 {
+		t.Errorf("Revival() at the timeout = %v, %d; want over", active, waiting)
+	}
 	if diff := cmp.Diff([]string{"op-1-1.0.1.0.2"}, startIDs(h.beat("n1", running, nil))); diff != "" {
 		t.Errorf("started at the timeout (-want +got):\n%s", diff)
 	}
@@ -174,8 +180,11 @@ func TestLostNodesLeaveTheRoster(t *testing.T) {
 	h := startHarness(t, func(d *Deps) { d.Roster = ro })
 	h.beat("n1", nil, nil)
 	testutil.WaitFor(t, 10*time.Second, "n1 in the roster", func() bool { return slices.Contains(ro.list(), "n1") })
+	if n := h.sys.RosterSize(); n != 2 {
+		t.Errorf("RosterSize() = %d, want 2 (gone and n1)", n)
+	}
 	h.clock.advance(DefaultConfig().NodeLostTimeout + time.Second)
-	testutil.WaitFor(t, 10*time.Second, "the roster emptied", func() bool { return len(ro.list()) == 0 })
+	testutil.WaitFor(t, 10*time.Second, "the roster emptied", func() bool { return len(ro.list()) == 0 && h.sys.RosterSize() == 0 })
 	// n1 comes back: it is added again.
 	h.beat("n1", nil, nil)
 	testutil.WaitFor(t, 10*time.Second, "n1 back in the roster", func() bool {

@@ -394,6 +394,17 @@ func (s *System) NodeTransitions() (offline, lost uint64) {
 	return s.router.offline.Load(), s.router.lost.Load()
 }
 
+// Revival reports whether the revived operations still wait for the
+// nodes to report their jobs, and for how many nodes of the roster.
+func (s *System) Revival() (active bool, waitingNodes int) {
+	now := s.cfg.Now()
+	return s.revival.active(now), s.revival.waitingFor(now)
+}
+
+// RosterSize is how many nodes the node roster holds (0 without
+// Deps.Roster).
+func (s *System) RosterSize() int { return s.roster.size() }
+
 // Stop stops every actor and waits for them.
 func (s *System) Stop() {
 	close(s.stop)

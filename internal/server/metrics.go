@@ -55,6 +55,23 @@ func (s *Server) counters() []prometheus.Collector {
 			Help: "Times the storage became unavailable.",
 		}, func() float64 { return float64(s.storage.outages.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_revival_active",
+			Help: "1 while the operations this leader revived start no job: it waits for the nodes of the roster to report theirs (at most --job-revival-timeout); 0 once over.",
+		}, func() float64 {
+			if active, _ := s.sys.Revival(); active {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_revival_waiting_nodes",
+			Help: "Nodes of the roster the revival still waits for (0 once it is over).",
+		}, func() float64 { _, n := s.sys.Revival(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharetree_node_roster_nodes",
+			Help: "Nodes in the node roster: those that may run jobs, which a new leader waits for.",
+		}, func() float64 { return float64(s.sys.RosterSize()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharetree_heartbeat_passes",
 			Help: "Node heartbeats in their scheduling pass now (handed to their tree's placer and not answered yet).",
 		}, func() float64 { p, _ := s.sys.HeartbeatLoad(); return float64(p) }),

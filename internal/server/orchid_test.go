@@ -354,6 +354,9 @@ func TestOrchidOverNATSAndHTTP(t *testing.T) {
 		`sharetree_nodes `,
 		`sharetree_nodes_offline_total 0`,
 		`sharetree_nodes_lost_total 0`,
+		`sharetree_revival_active 0`,
+		`sharetree_revival_waiting_nodes 0`,
+		`sharetree_node_roster_nodes `,
 		`sharetree_storage_available 1`,
 		`sharetree_storage_outages_total 0`,
 	} {
