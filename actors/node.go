@@ -77,6 +77,9 @@ type nodeActor struct {
 	// rosterDone.
 	roster   *roster
 	rostered rosterState
+	// rosterFailures counts the failed adds in a row (the first is
+	// logged).
+	rosterFailures int
 
 	// tree is the node's tree, nil while it belongs to none; dirSeen is the
 	// directory it was resolved from.
@@ -157,6 +160,9 @@ func (n *nodeActor) joinRoster(ctx actor.Context) {
 		n.rostered = rosterDone
 		return
 	}
+	if n.deps.Storage != nil && !n.deps.Storage.Available() {
+		return // no write would take; no job starts meanwhile anyway
+	}
 	n.rostered = rosterAdding
 	root, self := ctx.ActorSystem().Root, ctx.Self()
 	n.roster.add(n.id, func(err error) { root.Send(self, &rosterAdded{err: err}) })
@@ -176,9 +182,14 @@ func (n *nodeActor) Receive(ctx actor.Context) {
 	case *rosterAdded:
 		if m.err != nil {
 			n.rostered = rosterNone
-			n.cfg.Logger.Warn("node not added to the node roster; it gets no job until it is", "node", n.id, "err", m.err)
+			if n.rosterFailures++; n.rosterFailures == 1 {
+				n.cfg.Logger.Warn("node not added to the node roster; it gets no job until it is (tried again at each heartbeat)", "node", n.id, "err", m.err)
+			}
 		} else {
-			n.rostered = rosterDone
+			if n.rosterFailures > 0 {
+				n.cfg.Logger.Info("node added to the node roster", "node", n.id, "failed_tries", n.rosterFailures)
+			}
+			n.rostered, n.rosterFailures = rosterDone, 0
 		}
 	case *completionsStored:
 		for _, id := range m.ids {

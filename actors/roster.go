@@ -150,7 +150,8 @@ func (r *roster) sweep(now time.Time) {
 	r.mu.Unlock()
 	slices.Sort(gone)
 	if len(gone) > 0 {
-		r.cfg.Logger.Warn("nodes of the roster not heard from since this scheduler started are forgotten", "nodes", gone, "silent_for", now.Sub(r.start))
+		r.cfg.Logger.Warn("nodes of the roster not heard from since this scheduler started are forgotten",
+			"nodes", gone[:min(len(gone), 20)], "count", len(gone), "silent_for", now.Sub(r.start))
 	}
 	for _, node := range gone {
 		r.remove(node)
