@@ -158,3 +158,42 @@ func TestAuthReloadNeedsAnAuthFileAtStart(t *testing.T) {
 func connectAs(url string, key *natsauth.Key) (*nats.Conn, error) {
 	return nats.Connect(url, key.Option(), nats.NoReconnect())
 }
+
+// TestReloadedAuthChangesAKeysRole: a key the new auth file gives another
+// role keeps none of its old one. A client's key becomes an agent's: its
+// client connection can no longer submit (refused or cut off), and the
+// key now runs that agent's node.
+func TestReloadedAuthChangesAKeysRole(t *testing.T) {
+	admin, key := newKey(t), newKey(t)
+	srv := servertest.StartServer(t, treesYAML, func(c *server.Config) {
+		c.HTTPAddr, c.Auth = "", authDoc(t, admin, [][2]string{{"ci", key.Public()}}, nil)
+		c.Actors.HeartbeatPeriod = 50 * time.Millisecond
+	})
+	url := srv.URL()
+	spec := &pb.OperationSpec{Pool: "light", Tasks: []*pb.TaskSpec{{
+		Name: "main", JobCount: 1, JobResources: &pb.Resources{Cpu: 1, UserSlots: 1},
+		Run: &pb.TaskSpec_SimulatedDuration{SimulatedDuration: durationpb.New(time.Second)}}}}
+	ci, _ := securedClient(t, url, key, "ci")
+	if _, err := ci.Submit(context.Background(), spec); err != nil {
+		t.Fatalf("the client could not submit before the reload: %v", err)
+	}
+
+	change, err := srv.ReloadAuth(authDoc(t, admin, nil, [][2]string{{"n3", key.Public()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAdded, wantRemoved := "agent n3 "+key.Public(), "client ci "+key.Public()
+	if len(change.Added) != 1 || change.Added[0] != wantAdded || len(change.Removed) != 1 || change.Removed[0] != wantRemoved {
+		t.Errorf("change %+v, want added [%s] and removed [%s]", change, wantAdded, wantRemoved)
+	}
+	if id, err := ci.Submit(context.Background(), spec); err == nil {
+		t.Errorf("the key's client connection submitted %s after the key became an agent's", id)
+	} else {
+		t.Logf("the old client connection's submit: %v", err)
+	}
+	if _, err := connectAs(url, key); err != nil {
+		t.Fatalf("the key cannot connect as an agent: %v", err)
+	}
+	a, _, _, _ := securedAgent(t, url, "n3", key)
+	testutil.WaitFor(t, 10*time.Second, "n3's heartbeats answered", func() bool { return a.Stats().HeartbeatsOK >= 3 })
+}
