@@ -71,7 +71,7 @@ func (o *Orchid) Trees() *TreeList {
 			out.Trees = append(out.Trees, s)
 			continue
 		}
-		s.UpdateTime = updateTime(in.Result)
+		s.UpdateTime, s.Reviving = updateTime(in.Result), in.Reviving
 		in.Release()
 		s.PoolCount = len(in.Pools) - 1
 		c := in.Pools[0].Counts

@@ -217,3 +217,27 @@ func TestElementsAloneMatchTheTree(t *testing.T) {
 		t.Errorf("unknown operation: %v", err)
 	}
 }
+
+// A tree whose update was computed while a new leader waited for its
+// nodes' jobs says so, in the tree list and in the tree's document; one
+// that was not says nothing.
+func TestTreesSayTheyAreBeingRevived(t *testing.T) {
+	for _, reviving := range []bool{true, false} {
+		in := snapshot(t)
+		in.Reviving = reviving
+		o := New(&fakeSource{trees: map[string]*actors.TreeIntrospection{"physical": in}}, time.Second, nil)
+		list, err := o.Answer(subjects.OrchidPath{Kind: subjects.OrchidTrees})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := o.Answer(subjects.OrchidPath{Kind: subjects.OrchidTree, Tree: "physical"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, doc := range map[string][]byte{"tree list": list, "tree": tree} {
+			if got := strings.Contains(string(doc), `"reviving":true`); got != reviving {
+				t.Errorf("reviving %v: the %s says reviving: %v\n%s", reviving, what, got, doc)
+			}
+		}
+	}
+}

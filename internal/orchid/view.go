@@ -18,6 +18,10 @@ type TreeView struct {
 	// UpdateTime is the time of the fair-share update the shares come
 	// from (RFC 3339); empty before the first update.
 	UpdateTime string `json:"update_time,omitempty"`
+	// Reviving: that update was computed while a new leader still waited
+	// for its nodes to report their jobs (actors.TreeIntrospection.Reviving):
+	// usage may be too low.
+	Reviving bool `json:"reviving,omitempty"`
 	// ResourceTotal is the cluster total the shares are fractions of.
 	ResourceTotal scenario.ResourcesJSON `json:"resource_total"`
 	Alerts        []scenario.Alert       `json:"alerts"`
@@ -29,6 +33,7 @@ type TreeView struct {
 type TreeSummary struct {
 	Tree                             string `json:"tree"`
 	UpdateTime                       string `json:"update_time,omitempty"`
+	Reviving                         bool   `json:"reviving,omitempty"` // as TreeView's
 	PoolCount                        int    `json:"pool_count"`
 	OperationCount                   int    `json:"operation_count"`
 	RunningOperationCount            int    `json:"running_operation_count"`
@@ -57,7 +62,7 @@ func updateTime(r *scheduler.Result) string {
 // update saw carry its attributes, the others (pending, or admitted since)
 // their demand and no share.
 func BuildTree(in *actors.TreeIntrospection) *TreeView {
-	v := &TreeView{Tree: in.Tree, UpdateTime: updateTime(in.Result), Alerts: []scenario.Alert{}}
+	v := &TreeView{Tree: in.Tree, UpdateTime: updateTime(in.Result), Reviving: in.Reviving, Alerts: []scenario.Alert{}}
 	pools := map[string]*scheduler.ElementResult{}
 	ops := map[string]*scheduler.ElementResult{}
 	var order []string
