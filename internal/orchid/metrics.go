@@ -12,7 +12,7 @@ import (
 type Collector struct {
 	o *Orchid
 
-	up, updateTime                          *prometheus.Desc
+	up, updateTime, reviving                *prometheus.Desc
 	fairShare, usageShare, demandShare      *prometheus.Desc
 	operations, running, lightweight, limit *prometheus.Desc
 	starvation                              *prometheus.Desc
@@ -37,9 +37,11 @@ func NewCollector(o *Orchid) *Collector {
 	pool := []string{"tree", "pool"}
 	share := []string{"tree", "pool", "resource"}
 	return &Collector{
-		o:           o,
-		up:          prometheus.NewDesc("sharetree_tree_up", "1 when the tree answered the scrape's snapshot request in time, else 0.", []string{"tree"}, nil),
-		updateTime:  prometheus.NewDesc("sharetree_tree_last_update_timestamp_seconds", "Time of the tree's latest fair-share update.", []string{"tree"}, nil),
+		o:          o,
+		up:         prometheus.NewDesc("sharetree_tree_up", "1 when the tree answered the scrape's snapshot request in time, else 0.", []string{"tree"}, nil),
+		updateTime: prometheus.NewDesc("sharetree_tree_last_update_timestamp_seconds", "Time of the tree's latest fair-share update.", []string{"tree"}, nil),
+		reviving: prometheus.NewDesc("sharetree_tree_reviving",
+			"1 while the tree's latest fair-share update was computed before a new leader's nodes reported their jobs: its pools' shares and starvation are left out of the scrape (a gap, not a false dip), 0 otherwise.", []string{"tree"}, nil),
 		fairShare:   prometheus.NewDesc("sharetree_pool_fair_share", "A pool's fair share (fair_share.total) of one resource, as a fraction of the cluster.", share, nil),
 		usageShare:  prometheus.NewDesc("sharetree_pool_usage_share", "A pool's usage share of one resource.", share, nil),
 		demandShare: prometheus.NewDesc("sharetree_pool_demand_share", "A pool's demand share of one resource.", share, nil),
@@ -79,7 +81,7 @@ func NewCollector(o *Orchid) *Collector {
 
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.fairShare, c.usageShare, c.demandShare,
+	for _, d := range []*prometheus.Desc{c.up, c.updateTime, c.reviving, c.fairShare, c.usageShare, c.demandShare,
 		c.operations, c.running, c.lightweight, c.limit, c.starvation, c.updates, c.updateFailures, c.lastUpdate, c.results, c.updateOperations, c.stateWrites,
 		c.journalBatches, c.journalCompletions, c.journalFailedJobs, c.journalFailures, c.journalTrims, c.journalQueued, c.journalNeeding} {
 		ch <- d
@@ -137,12 +139,17 @@ func (c *Collector) collectTree(gauge func(*prometheus.Desc, float64, ...string)
 	if in.Result != nil {
 		gauge(c.updateTime, float64(in.Result.Now.UnixNano())/1e9, tree)
 	}
+	reviving := 0.0
+	if in.Reviving {
+		reviving = 1
+	}
+	gauge(c.reviving, reviving, tree)
 	for _, p := range in.Pools {
 		gauge(c.operations, float64(p.Counts.Operations), tree, p.Name)
 		gauge(c.running, float64(p.Counts.Running), tree, p.Name)
 		gauge(c.lightweight, float64(p.Counts.LightweightRunning), tree, p.Name)
 		gauge(c.limit, float64(p.Counts.MaxRunning), tree, p.Name)
-		if in.Result == nil {
+		if in.Result == nil || in.Reviving {
 			continue
 		}
 		e, ok := in.Result.Element(p.Name)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharetree/sharetree/actors"
 	"github.com/sharetree/sharetree/scheduler"
@@ -238,6 +239,37 @@ func TestTreesSayTheyAreBeingRevived(t *testing.T) {
 			if got := strings.Contains(string(doc), `"reviving":true`); got != reviving {
 				t.Errorf("reviving %v: the %s says reviving: %v\n%s", reviving, what, got, doc)
 			}
+		}
+	}
+}
+
+// The metrics of a tree being revived leave its pools' shares and
+// starvation out (a gap in the series, not a false dip) and say why.
+func TestMetricsLeaveOutTheSharesOfATreeBeingRevived(t *testing.T) {
+	for _, reviving := range []bool{true, false} {
+		in := snapshot(t)
+		in.Reviving = reviving
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(NewCollector(New(&fakeSource{trees: map[string]*actors.TreeIntrospection{"physical": in}}, time.Second, nil)))
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, flag := map[string]int{}, -1.0
+		for _, f := range families {
+			got[f.GetName()] = len(f.GetMetric())
+			if f.GetName() == "sharetree_tree_reviving" {
+				flag = f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		if want := map[bool]float64{true: 1, false: 0}[reviving]; flag != want {
+			t.Errorf("reviving %v: sharetree_tree_reviving %g, want %g", reviving, flag, want)
+		}
+		if shares := got["sharetree_pool_usage_share"] + got["sharetree_pool_starvation_status"]; (shares == 0) != reviving {
+			t.Errorf("reviving %v: %d share and starvation series", reviving, shares)
+		}
+		if got["sharetree_pool_operation_count"] == 0 {
+			t.Errorf("reviving %v: the pools' counts are left out too", reviving)
 		}
 	}
 }
