@@ -237,11 +237,15 @@ func writeTreeView(w io.Writer, doc json.RawMessage) error {
 	var head struct {
 		Tree       string `json:"tree"`
 		UpdateTime string `json:"update_time"`
+		Reviving   bool   `json:"reviving"`
 	}
 	if err := json.Unmarshal(doc, &head); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "# tree %s, updated %s\n", head.Tree, head.UpdateTime)
+	if head.Reviving {
+		fmt.Fprintln(w, "# reviving: a new leader computed this before its nodes reported their jobs; usage may be too low")
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POOL\tPARENT\tFAIR SHARE\tUSAGE\tDEMAND\tOPERATIONS\tRUNNING\tLIGHTWEIGHT\tMAX RUNNING\tSTARVATION")
 	for _, f := range pools {
