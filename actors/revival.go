@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharetree/sharetree/scheduler"
@@ -33,6 +34,9 @@ type revival struct {
 	until   time.Time
 	ended   bool
 	endedAt time.Time
+	// done is set once the wait is seen over, early or at the timeout,
+	// for lock-free reads (over).
+	done atomic.Bool
 	// waiting are the roster's nodes that have not reported every job
 	// they run yet (nil without a roster).
 	waiting map[string]bool
@@ -53,13 +57,21 @@ func newRevival(now time.Time, timeout time.Duration, revived map[scheduler.Oper
 
 // active reports whether the wait is still on at now.
 func (r *revival) active(now time.Time) bool {
-	if r == nil {
+	if r.over() {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.ended && now.Before(r.until)
+	if r.ended || !now.Before(r.until) {
+		r.done.Store(true)
+		return false
+	}
+	return true
 }
+
+// over reports, without taking the lock, whether the wait was seen over
+// (the fast path of the heartbeats' checks once it is).
+func (r *revival) over() bool { return r == nil || r.done.Load() }
 
 // activeAt reports whether the wait was still on at t (a time not after
 // the last call's now): a fair-share update computed then may miss jobs
@@ -110,6 +122,7 @@ func (r *revival) reported(node string, now time.Time) {
 	delete(r.waiting, node)
 	if len(r.waiting) == 0 {
 		r.ended, r.endedAt = true, now
+		r.done.Store(true)
 		r.logger.Info("every node of the roster reported its jobs: the revived operations start jobs again", "early_by", r.until.Sub(now))
 	}
 }
