@@ -1,27 +1,17 @@
 package agenthttp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/sharetree/sharetree/internal/httpserve"
 	"github.com/sharetree/sharetree/nodeagent"
 )
 
 // ErrListen is wrapped when the address cannot be listened on.
 var ErrListen = errors.New("agenthttp: cannot listen")
-
-// maxScrapesInFlight bounds concurrent /metrics requests; more are
-// answered 503 at once.
-const maxScrapesInFlight = 4
 
 // Source is what the listener reads: the agent's node id, its counters
 // and whether its NATS connection is up.
@@ -46,11 +36,7 @@ type Health struct {
 }
 
 // Server is a running listener.
-type Server struct {
-	ln   net.Listener
-	srv  *http.Server
-	done chan error
-}
+type Server struct{ *httpserve.Server }
 
 // Listen binds cfg.Addr (a bad or busy address fails here, at start) and
 // serves src's metrics and health on it until Close.
@@ -59,17 +45,12 @@ func Listen(cfg Config, src Source) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newCollector(src.Node, src.Stats, src.Connected),
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("agenthttp: metrics: %w", err)
-		}
+	metrics, err := httpserve.Metrics(newCollector(src.Node, src.Stats, src.Connected))
+	if err != nil {
+		return nil, fmt.Errorf("agenthttp: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: maxScrapesInFlight}))
+	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		h := health(cfg, src)
 		w.Header().Set("Content-Type", "application/json")
@@ -78,16 +59,11 @@ func Listen(cfg Config, src Source) (*Server, error) {
 		}
 		_ = json.NewEncoder(w).Encode(h)
 	})
-	ln, err := net.Listen("tcp", cfg.Addr)
+	s, err := httpserve.Listen(cfg.Addr, mux)
 	if err != nil {
 		return nil, fmt.Errorf("%w on %q: %w", ErrListen, cfg.Addr, err)
 	}
-	s := &Server{ln: ln, done: make(chan error, 1), srv: &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-	}}
-	go func() { s.done <- s.srv.Serve(ln) }()
-	return s, nil
+	return &Server{s}, nil
 }
 
 // health judges the agent from one snapshot.
@@ -103,19 +79,4 @@ func health(cfg Config, src Source) Health {
 	}
 	h.Healthy = len(h.Reasons) == 0
 	return h
-}
-
-// Addr is the address listened on (with the port picked for port 0).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the listener, letting requests in progress end for up to
-// 5 s.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
 }

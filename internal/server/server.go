@@ -101,8 +101,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		if s.http, err = listenHTTP(cfg.HTTPAddr, cfg.Leader.Name); err != nil {
 			return nil, err
 		}
-		cfg.Logger.Info("http listening", "addr", s.http.addr(), "orchid", "http://"+s.http.addr()+"/orchid/trees",
-			"metrics", "http://"+s.http.addr()+"/metrics", "health", "http://"+s.http.addr()+"/healthz")
+		cfg.Logger.Info("http listening", "addr", s.http.Addr(), "orchid", "http://"+s.http.Addr()+"/orchid/trees",
+			"metrics", "http://"+s.http.Addr()+"/metrics", "health", "http://"+s.http.Addr()+"/healthz")
 	}
 	url := cfg.NATSURL
 	var opts []nats.Option // the scheduler's credentials
@@ -351,7 +351,7 @@ func (s *Server) HTTPAddr() string {
 	if s.http == nil {
 		return ""
 	}
-	return s.http.addr()
+	return s.http.Addr()
 }
 
 // Epoch is this process's leader epoch.
@@ -400,7 +400,7 @@ func (s *Server) close() {
 		<-s.stepDownDone
 	}
 	if s.http != nil {
-		if err := s.http.close(); err != nil {
+		if err := s.http.Close(); err != nil {
 			s.cfg.Logger.Warn("http listener stopped", "err", err)
 		}
 	}
