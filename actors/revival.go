@@ -29,8 +29,9 @@ type revival struct {
 	// a job of any other one will never be adopted, so its report leaves
 	// nothing to wait for.
 	revived map[scheduler.OperationID]bool
-	// until is the timeout; ended is set once the wait is over early, at
-	// endedAt.
+	// start is when the wait began, until its timeout; ended is set once
+	// the wait is over early, at endedAt.
+	start   time.Time
 	until   time.Time
 	ended   bool
 	endedAt time.Time
@@ -38,16 +39,17 @@ type revival struct {
 	// for lock-free reads (over).
 	done atomic.Bool
 	// waiting are the roster's nodes that have not reported every job
-	// they run yet (nil without a roster).
-	waiting map[string]bool
+	// they run yet (nil without a roster), of rosterSize.
+	waiting    map[string]bool
+	rosterSize int
 }
 
 // newRevival starts the wait at now for timeout, for the nodes of
 // roster.
 func newRevival(now time.Time, timeout time.Duration, revived map[scheduler.OperationID]bool, roster []string, logger *slog.Logger) *revival {
-	r := &revival{logger: logger, revived: revived, until: now.Add(timeout)}
+	r := &revival{logger: logger, revived: revived, start: now, until: now.Add(timeout)}
 	if len(roster) > 0 {
-		r.waiting = make(map[string]bool, len(roster))
+		r.rosterSize, r.waiting = len(roster), make(map[string]bool, len(roster))
 		for _, node := range roster {
 			r.waiting[node] = true
 		}
@@ -123,7 +125,8 @@ func (r *revival) reported(node string, now time.Time) {
 	if len(r.waiting) == 0 {
 		r.ended, r.endedAt = true, now
 		r.done.Store(true)
-		r.logger.Info("every node of the roster reported its jobs: the revived operations start jobs again", "early_by", r.until.Sub(now))
+		r.logger.Info("every node of the roster reported its jobs: the revived operations start jobs again",
+			"took", now.Sub(r.start), "nodes", r.rosterSize, "timeout_left", r.until.Sub(now))
 	}
 }
 
