@@ -30,12 +30,8 @@ const ContentType = "application/json"
 // on its own goroutine, so a tree that is slow to answer holds up only the
 // requests about it. Stop the returned service to stop serving.
 //
-// The endpoint has no queue group, as the scheduler's own (see
-// internal/server's addService): an old leader stopped with its
-// subscription held would otherwise swallow every other request. leading
-// reports whether this scheduler is the leader (nil: always); while it is
-// not, a request is refused UNAVAILABLE, late (wire.RefuseLate), so that
-// the leader's answer comes first.
+// Only the leader answers (wire.Leader): leading reports whether this
+// scheduler is the leader (nil: always).
 func NewService(nc *nats.Conn, o *Orchid, leading func() bool) (micro.Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: subjects.OrchidService, Version: Version,
@@ -44,9 +40,8 @@ func NewService(nc *nats.Conn, o *Orchid, leading func() bool) (micro.Service, e
 	if err != nil {
 		return nil, fmt.Errorf("orchid: add service: %w", err)
 	}
-	h := &handler{o: o, nc: nc, slots: make(chan struct{}, MaxInFlight), leading: leading}
-	if err := svc.AddEndpoint("orchid", micro.HandlerFunc(h.serve), micro.WithEndpointSubject(subjects.OrchidAll()),
-		micro.WithEndpointQueueGroupDisabled()); err != nil {
+	h := &handler{o: o, nc: nc, slots: make(chan struct{}, MaxInFlight)}
+	if err := (wire.Leader{NC: nc, Leading: leading}).AddEndpoint(svc, "orchid", subjects.OrchidAll(), h.serve); err != nil {
 		_ = svc.Stop()
 		return nil, fmt.Errorf("orchid: endpoint: %w", err)
 	}
@@ -58,20 +53,15 @@ func NewService(nc *nats.Conn, o *Orchid, leading func() bool) (micro.Service, e
 }
 
 type handler struct {
-	o       *Orchid
-	nc      *nats.Conn
-	slots   chan struct{}
-	leading func() bool
+	o     *Orchid
+	nc    *nats.Conn
+	slots chan struct{}
 }
 
 // serve parses the subject and answers on another goroutine. The answer is
 // published on the reply subject directly: micro.Request's Respond may not
 // be called once the handler has returned.
 func (h *handler) serve(req micro.Request) {
-	if h.leading != nil && !h.leading() {
-		wire.RefuseLate(h.nc, req.Reply(), nil)
-		return
-	}
 	p, err := subjects.ParseOrchid(req.Subject())
 	if err != nil {
 		h.fail(req, ErrorProto(err))

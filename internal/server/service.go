@@ -31,14 +31,6 @@ type service struct {
 	leading func() bool
 }
 
-// notLeader is the answer of a server that may not act as the leader.
-func notLeader() *pb.Error { return wire.NotLeader() }
-
-// refuseLate refuses req as not the leader's, late (wire.RefuseLate).
-func (s *service) refuseLate(req micro.Request) {
-	wire.RefuseLate(s.nc, req.Reply(), func() { s.rejected.Add(1) })
-}
-
 func (s *service) fail(req micro.Request, e *pb.Error) {
 	s.rejected.Add(1)
 	_ = wire.RespondError(req, e)
@@ -70,7 +62,7 @@ func reply[T proto.Message](s *service, req micro.Request) func(T, *pb.Error) {
 	return func(m T, e *pb.Error) {
 		msg := &nats.Msg{Subject: subject}
 		if !s.leading() {
-			e = notLeader()
+			e = wire.NotLeader()
 		}
 		if e == nil {
 			data, err := proto.Marshal(m)
@@ -239,26 +231,12 @@ func addService(svc micro.Service, s *service) error {
 		{"user-abort", subjects.UserOpAll(subjects.OpAbort), s.abort},
 		{"user-update", subjects.UserOpAll(subjects.OpUpdate), s.update},
 	}
+	// Only the leader handles a request or a heartbeat; every scheduler
+	// serving gets each (see wire.Leader), and standbys serve nothing, so
+	// in a steady state the leader is the only subscriber.
+	leader := wire.Leader{NC: s.nc, Leading: s.leading, Refused: func() { s.rejected.Add(1) }}
 	for _, e := range eps {
-		h := func(req micro.Request) {
-			if !s.leading() {
-				s.refuseLate(req)
-				return
-			}
-			e.h(req)
-		}
-		// No queue group: NATS gives each message of a queue group to one
-		// member chosen at random, whether it can answer or not, and an
-		// old leader stopped with its subscriptions held (its lease run
-		// out, its successor serving) would swallow every other request
-		// and heartbeat until it woke or was cut off: the callers would
-		// wait out their timeouts. Without one, every scheduler serving
-		// gets each request; only the leader handles it (the others
-		// refuse, late: see refuseLate), and the caller takes the first
-		// answer. Standbys serve nothing, so in a steady state the leader
-		// is the only subscriber.
-		opts := []micro.EndpointOpt{micro.WithEndpointSubject(e.subject), micro.WithEndpointQueueGroupDisabled()}
-		if err := svc.AddEndpoint(e.name, micro.HandlerFunc(h), opts...); err != nil {
+		if err := leader.AddEndpoint(svc, e.name, e.subject, e.h); err != nil {
 			return fmt.Errorf("endpoint %s: %w", e.name, err)
 		}
 	}

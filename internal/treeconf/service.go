@@ -34,12 +34,8 @@ func NewService(nc *nats.Conn, store *Store, counter OperationCounter, logger *s
 // ServiceOption changes how the configuration API is served.
 type ServiceOption func(*handlers)
 
-// WithLeading serves the API from the leading scheduler only: leading
-// reports whether this process leads. The endpoints then have no queue
-// group — an old leader stopped with its subscriptions held would swallow
-// some of the requests otherwise — and while leading is false a request
-// is refused UNAVAILABLE, late (wire.RefuseLate), so that the leader's
-// answer comes first and an old leader that wakes up changes nothing.
+// WithLeading serves the API from the leading scheduler only (see
+// wire.Leader): leading reports whether this process leads.
 func WithLeading(leading func() bool) ServiceOption {
 	return func(h *handlers) { h.leading = leading }
 }
@@ -90,19 +86,13 @@ func NewAdminService(nc *nats.Conn, admin *Admin, logger *slog.Logger, opts ...S
 		eps = append(eps, ep{"pool-" + string(v.verb), subjects.ConfigPoolAll(v.verb), v.h})
 	}
 	for _, e := range eps {
-		eopts := []micro.EndpointOpt{micro.WithEndpointSubject(e.subject)}
-		handler := e.h
+		var err error
 		if h.leading != nil {
-			eopts = append(eopts, micro.WithEndpointQueueGroupDisabled())
-			handler = func(req micro.Request) {
-				if !h.leading() {
-					wire.RefuseLate(h.nc, req.Reply(), nil)
-					return
-				}
-				e.h(req)
-			}
+			err = (wire.Leader{NC: h.nc, Leading: h.leading}).AddEndpoint(svc, e.name, e.subject, e.h)
+		} else {
+			err = svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject))
 		}
-		if err := svc.AddEndpoint(e.name, handler, eopts...); err != nil {
+		if err != nil {
 			_ = svc.Stop()
 			return nil, fmt.Errorf("treeconf: endpoint %s: %w", e.name, err)
 		}

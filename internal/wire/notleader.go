@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 
 	pb "github.com/sharetree/sharetree/messages/gen/sharetree/v1"
 )
@@ -33,4 +34,37 @@ func RefuseLate(nc *nats.Conn, reply string, done func()) {
 			done()
 		}
 	})
+}
+
+// Leader serves an endpoint from the leading scheduler only. Its
+// endpoints have no queue group: NATS gives each message of a queue group
+// to one member chosen at random, whether it can answer or not, and an old
+// leader stopped with its subscriptions held (its lease run out, its
+// successor serving) would swallow some of the requests until it woke or
+// was cut off. Every scheduler serving gets each request instead; while
+// Leading reports false, one refuses it late (RefuseLate), so that the
+// leader's answer, the one the caller takes, comes first, and an old
+// leader that wakes up acts on nothing.
+type Leader struct {
+	NC *nats.Conn
+	// Leading reports whether this scheduler is the leader (nil: always).
+	Leading func() bool
+	// Refused, when not nil, runs for each refusal sent.
+	Refused func()
+}
+
+// AddEndpoint adds endpoint name on subject to svc, handled by h while
+// this scheduler leads.
+func (l Leader) AddEndpoint(svc micro.Service, name, subject string, h micro.HandlerFunc) error {
+	handler := h
+	if l.Leading != nil {
+		handler = func(req micro.Request) {
+			if !l.Leading() {
+				RefuseLate(l.NC, req.Reply(), l.Refused)
+				return
+			}
+			h(req)
+		}
+	}
+	return svc.AddEndpoint(name, handler, micro.WithEndpointSubject(subject), micro.WithEndpointQueueGroupDisabled())
 }
