@@ -84,25 +84,21 @@ func (l *Ledger) adoptLocked(ref jobRef, node scheduler.NodeID, completed bool) 
 }
 
 // holding reports whether operations revived now are held: the restarted
-// scheduler's JobRevivalTimeout has not passed.
-func (l *Ledger) holding(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.revival.active(now)
-}
+// scheduler's revival is still on (l.revival never changes: no lock).
+func (l *Ledger) holding(now time.Time) bool { return l.revival.active(now) }
 
 // revivingAt reports whether a fair-share update computed at t may miss
 // jobs that run: the restarted scheduler still waited for its nodes' jobs
 // then.
-func (l *Ledger) revivingAt(t time.Time) bool { return l.revivalOf.activeAt(t) }
+func (l *Ledger) revivingAt(t time.Time) bool { return l.revival.activeAt(t) }
 
 // releaseHeldLocked lets the held operations start jobs once the revival
 // window is over.
 func (l *Ledger) releaseHeldLocked(now time.Time) {
-	if l.revival == nil || l.revival.active(now) {
+	if !l.held || l.revival.active(now) {
 		return
 	}
-	l.revival = nil
+	l.held = false
 	// (Operations not yet stored stay held; see Ledger.unstored.)
 	l.p.ReleaseAll(func(id scheduler.OperationID) bool { return l.unstored[id] })
 }
@@ -110,7 +106,7 @@ func (l *Ledger) releaseHeldLocked(now time.Time) {
 // notHeld drops the held operations from a list of starving ones:
 // preemption does not make room for jobs that may not start yet.
 func (l *Ledger) notHeld(ids []scheduler.OperationID) []scheduler.OperationID {
-	if l.revival == nil && len(l.unstored) == 0 {
+	if !l.held && len(l.unstored) == 0 {
 		return ids
 	}
 	return slices.DeleteFunc(slices.Clone(ids), l.p.Held)

@@ -83,10 +83,10 @@ type Ledger struct {
 	// backoff, rate limit).
 	pre preemptState
 	// revival is a restarted scheduler's wait for its nodes' jobs (nil:
-	// none, or over: see adopt.go). The placement holds the revived
-	// operations while it is on; none is held once it is nil. revivalOf
-	// is the same wait, kept once it is over (see revivingAt).
-	revival, revivalOf *revival
+	// none; see adopt.go). The placement holds the revived operations
+	// while held, which the first pass after the wait clears.
+	revival *revival
+	held    bool
 	// unstored are the operations this tree admitted whose first status
 	// write is not acknowledged yet: the placement holds them (no job
 	// starts for an operation its submitter may be told does not exist)
@@ -110,7 +110,8 @@ func newLedger(tree string, cfg *Config, epoch uint64, rv *revival) *Ledger {
 		ops:     map[scheduler.OperationID]*ledgerOp{},
 		nodes:   map[scheduler.NodeID]scheduler.Node{},
 		pre:     newPreemptState(cfg),
-		revival: rv, revivalOf: rv,
+		revival: rv,
+		held:    rv != nil,
 	}
 }
 
