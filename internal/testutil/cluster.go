@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,19 +64,62 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 }
 
 // start starts server i from its options and waits until it accepts
-// connections.
+// connections. A server whose client port another process took since it
+// was picked (the ports are picked free, then bound by the server) starts
+// again on a new one; any other failure fails the test with the server's
+// last log lines.
 func (c *NATSCluster) start(i int) *server.Server {
 	c.t.Helper()
-	s, err := server.NewServer(c.opts[i].Clone())
-	if err != nil {
-		c.t.Fatal(err)
+	for try := 1; ; try++ {
+		s, err := server.NewServer(c.opts[i].Clone())
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		log := &tailLog{}
+		s.SetLoggerV2(log, false, false, false)
+		go s.Start()
+		// (Generous: two test binaries under the race detector share
+		// the machine's cores in CI.)
+		if s.ReadyForConnections(30 * time.Second) {
+			return s
+		}
+		s.Shutdown()
+		lines := log.String()
+		if try < 3 && strings.Contains(lines, fmt.Sprintf(":%d", c.opts[i].Port)) && strings.Contains(lines, "address already in use") {
+			c.opts[i].Port = freeTCPPort(c.t)
+			continue
+		}
+		c.t.Fatalf("cluster server %d did not start; its log:\n%s", i, lines)
 	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		c.t.Fatalf("cluster server %d did not start", i)
-	}
-	return s
 }
+
+// tailLog keeps a NATS server's last log lines.
+type tailLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *tailLog) add(level, format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, level+" "+fmt.Sprintf(format, v...))
+	if len(l.lines) > 40 {
+		l.lines = l.lines[len(l.lines)-40:]
+	}
+}
+
+func (l *tailLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func (l *tailLog) Noticef(format string, v ...any) { l.add("[INF]", format, v...) }
+func (l *tailLog) Warnf(format string, v ...any)   { l.add("[WRN]", format, v...) }
+func (l *tailLog) Fatalf(format string, v ...any)  { l.add("[FTL]", format, v...) }
+func (l *tailLog) Errorf(format string, v ...any)  { l.add("[ERR]", format, v...) }
+func (l *tailLog) Debugf(format string, v ...any)  { l.add("[DBG]", format, v...) }
+func (l *tailLog) Tracef(format string, v ...any)  { l.add("[TRC]", format, v...) }
 
 // Restart shuts server i down and starts it again on the same ports and
 // store, as a NATS server restarted by its supervisor; it returns once the
